@@ -1,0 +1,64 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "GPSDLocation",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "GPSDLocation", targets: ["GPSDLocation"]),
+        .executable(name: "whereami", targets: ["whereami"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // MARK: - System library
+
+        .systemLibrary(
+            name: "CGPS",
+            pkgConfig: "libgps",
+            providers: [.apt(["libgps-dev"])]
+        ),
+
+        // MARK: - Library
+
+        .target(
+            name: "GPSDLocation",
+            dependencies: ["CGPS"]
+        ),
+
+        // MARK: - Command-line tool
+
+        .executableTarget(
+            name: "whereami",
+            dependencies: [
+                "GPSDLocation",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            exclude: ["Resources"]
+        ),
+
+        // MARK: - Test support and tests
+
+        .target(
+            name: "GPSDTestSupport",
+            dependencies: ["GPSDLocation"]
+        ),
+        .testTarget(
+            name: "GPSDLocationTests",
+            dependencies: ["GPSDLocation", "GPSDTestSupport"]
+        ),
+    ]
+)
+
+// Settings every target shares: Swift 6 language mode and the upcoming features we opt into.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(contentsOf: [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ])
+    target.swiftSettings = settings
+}
+package.swiftLanguageModes = [.v6]

@@ -1,0 +1,210 @@
+// The only C that GPSDLocation sees of libgps.
+//
+// Every difference between libgps API versions (GPSD_API_MAJOR_VERSION 9 to 14+) is handled here, behind
+// preprocessor guards, because Swift's `#if` cannot see C macros. Swift code never reads `struct gps_data_t`
+// directly: it asks the shim to copy one report into a plain `cgps_report`.
+#ifndef CGPS_SHIM_H
+#define CGPS_SHIM_H
+
+#include <gps.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if GPSD_API_MAJOR_VERSION < 9
+#error "GPSDLocation needs libgps API 9 (gpsd 3.20) or newer"
+#endif
+
+// MARK: - Fix status values
+
+// gpsd 3.23.1 renamed STATUS_NO_FIX/STATUS_FIX/STATUS_DGPS_FIX to STATUS_UNK/STATUS_GPS/STATUS_DGPS without
+// an API bump; the numbers stayed the same. These names are stable for Swift.
+#define CGPS_STATUS_UNKNOWN 0
+#define CGPS_STATUS_GPS 1
+#define CGPS_STATUS_DGPS 2
+#define CGPS_STATUS_RTK_FIXED 3
+#define CGPS_STATUS_RTK_FLOAT 4
+#define CGPS_STATUS_DR 5
+#define CGPS_STATUS_GNSSDR 6
+#define CGPS_STATUS_TIME 7
+#define CGPS_STATUS_SIMULATED 8
+#define CGPS_STATUS_PPS 9
+
+// MARK: - Session lifetime
+
+/// A zeroed `gps_data_t` on the heap. One per session; never copied (it holds a private pointer).
+static inline struct gps_data_t *cgps_alloc(void) {
+    return (struct gps_data_t *)calloc(1, sizeof(struct gps_data_t));
+}
+
+static inline void cgps_free(struct gps_data_t *data) { free(data); }
+
+/// `gps_open`, after zeroing the struct (libgps requires a clean struct for every open).
+/// Returns 0, or the negative libgps error code (libgps reports it through `errno`).
+static inline int cgps_open(const char *host, const char *port, struct gps_data_t *data) {
+    memset(data, 0, sizeof(*data));
+    errno = 0;
+    if (gps_open(host, port, data) == 0) {
+        return 0;
+    }
+    return errno != 0 ? (errno < 0 ? errno : -errno) : -1;
+}
+
+static inline int cgps_close(struct gps_data_t *data) { return gps_close(data); }
+
+/// The socket of an open session. API 14 (gpsd 3.26) made its type `gps_fd_t`; it is an int on Linux.
+static inline int cgps_fd(const struct gps_data_t *data) { return (int)data->gps_fd; }
+
+/// `gps_stream`: its third parameter became `const char *` in API 14.
+static inline int cgps_stream(struct gps_data_t *data, unsigned int flags, const char *device) {
+#if GPSD_API_MAJOR_VERSION >= 14
+    return gps_stream(data, flags, device);
+#else
+    return gps_stream(data, flags, (void *)device);
+#endif
+}
+
+/// `gps_send` is variadic, which Swift cannot call.
+static inline int cgps_send(struct gps_data_t *data, const char *command) {
+    return gps_send(data, "%s", command);
+}
+
+/// `gps_errstr` returns a static buffer: copy the text out at once.
+static inline void cgps_errstr(int code, char *buffer, size_t length) {
+    const char *text = gps_errstr(code);
+    if (length == 0) return;
+    strncpy(buffer, text != NULL ? text : "unknown libgps error", length - 1);
+    buffer[length - 1] = '\0';
+}
+
+// MARK: - Reports
+
+/// The class of one gpsd JSON report.
+typedef enum {
+    CGPS_CLASS_OTHER = 0,
+    CGPS_CLASS_TPV,
+    CGPS_CLASS_SKY,
+    CGPS_CLASS_VERSION,
+    CGPS_CLASS_DEVICES,
+    CGPS_CLASS_DEVICE,
+    CGPS_CLASS_WATCH,
+    CGPS_CLASS_ERROR,
+    CGPS_CLASS_POLL,
+} cgps_class;
+
+/// What Swift needs of one report, as plain values. NaN marks a value gpsd did not send.
+typedef struct {
+    cgps_class report_class;
+    int mode;
+    int status;
+    bool has_time;
+    int64_t time_sec;
+    int64_t time_nsec;
+    double latitude, longitude;
+    double alt_msl, alt_hae;
+    double eph, epv;
+    double speed, eps;
+    double track, epd;
+    double climb, epc;
+    int satellites_used, satellites_visible;
+    int device_count;
+    char device[128];
+    char message[256];
+} cgps_report;
+
+/// The value of `"class":"…"` in one JSON line, without parsing the rest.
+static inline cgps_class cgps_classify(const char *json) {
+    const char *key = strstr(json, "\"class\":\"");
+    if (key == NULL) return CGPS_CLASS_OTHER;
+    const char *name = key + 9;
+    static const struct { const char *name; cgps_class value; } table[] = {
+        {"TPV\"", CGPS_CLASS_TPV}, {"SKY\"", CGPS_CLASS_SKY}, {"VERSION\"", CGPS_CLASS_VERSION},
+        {"DEVICES\"", CGPS_CLASS_DEVICES}, {"DEVICE\"", CGPS_CLASS_DEVICE}, {"WATCH\"", CGPS_CLASS_WATCH},
+        {"ERROR\"", CGPS_CLASS_ERROR}, {"POLL\"", CGPS_CLASS_POLL},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        if (strncmp(name, table[i].name, strlen(table[i].name)) == 0) return table[i].value;
+    }
+    return CGPS_CLASS_OTHER;
+}
+
+static inline int cgps_fix_status(const struct gps_data_t *data) {
+#if GPSD_API_MAJOR_VERSION >= 10
+    return data->fix.status;  // moved into gps_fix_t in API 10
+#else
+    return data->status;
+#endif
+}
+
+static inline double cgps_finite_or_nan(double value) { return isfinite(value) ? value : NAN; }
+
+/// Parses one gpsd JSON report with libgps (`gps_unpack`) into `data`, then copies it into `report`.
+///
+/// `data->set` is cleared first: other report classes only add bits to it, so a stale LATLON_SET would make
+/// a SKY report look like a fix. `json` must be NUL-terminated and writable (libgps may modify it).
+/// Returns `gps_unpack`'s result: 0 on success, negative on a malformed report.
+static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *report) {
+    memset(report, 0, sizeof(*report));
+    report->report_class = cgps_classify(json);
+    data->set = 0;
+    data->fix.mode = MODE_NOT_SEEN;
+    int result = gps_unpack(json, data);
+    if (result < 0) return result;
+    switch (report->report_class) {
+    case CGPS_CLASS_TPV: {
+        const struct gps_fix_t *fix = &data->fix;
+        report->mode = (data->set & MODE_SET) ? fix->mode : MODE_NOT_SEEN;
+        report->status = (data->set & STATUS_SET) ? cgps_fix_status(data) : CGPS_STATUS_UNKNOWN;
+        report->has_time = (data->set & TIME_SET) != 0 && fix->time.tv_sec != 0;
+        report->time_sec = (int64_t)fix->time.tv_sec;
+        report->time_nsec = (int64_t)fix->time.tv_nsec;
+        bool latlon = (data->set & LATLON_SET) != 0;
+        report->latitude = latlon ? cgps_finite_or_nan(fix->latitude) : NAN;
+        report->longitude = latlon ? cgps_finite_or_nan(fix->longitude) : NAN;
+        bool altitude = (data->set & ALTITUDE_SET) != 0;
+        report->alt_msl = altitude ? cgps_finite_or_nan(fix->altMSL) : NAN;
+        report->alt_hae = altitude ? cgps_finite_or_nan(fix->altHAE) : NAN;
+        report->eph = (data->set & HERR_SET) ? cgps_finite_or_nan(fix->eph) : NAN;
+        report->epv = (data->set & VERR_SET) ? cgps_finite_or_nan(fix->epv) : NAN;
+        report->speed = (data->set & SPEED_SET) ? cgps_finite_or_nan(fix->speed) : NAN;
+        report->eps = (data->set & SPEEDERR_SET) ? cgps_finite_or_nan(fix->eps) : NAN;
+        report->track = (data->set & TRACK_SET) ? cgps_finite_or_nan(fix->track) : NAN;
+        report->epd = (data->set & TRACKERR_SET) ? cgps_finite_or_nan(fix->epd) : NAN;
+        report->climb = (data->set & CLIMB_SET) ? cgps_finite_or_nan(fix->climb) : NAN;
+        report->epc = (data->set & CLIMBERR_SET) ? cgps_finite_or_nan(fix->epc) : NAN;
+        strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
+        break;
+    }
+    case CGPS_CLASS_SKY: {
+        report->satellites_visible = data->satellites_visible;
+        int used = 0;
+        for (int i = 0; i < data->satellites_visible && i < MAXCHANNELS; i++) {
+            if (data->skyview[i].used) used++;
+        }
+        report->satellites_used = data->satellites_used > used ? data->satellites_used : used;
+        strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
+        break;
+    }
+    case CGPS_CLASS_DEVICES:
+        report->device_count = data->devices.ndevices;
+        break;
+    case CGPS_CLASS_DEVICE:
+        strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
+        report->device_count = data->dev.activated.tv_sec != 0 ? 1 : 0;
+        break;
+    case CGPS_CLASS_ERROR:
+        strncpy(report->message, data->error, sizeof(report->message) - 1);
+        break;
+    case CGPS_CLASS_VERSION:
+        strncpy(report->message, data->version.release, sizeof(report->message) - 1);
+        break;
+    default:
+        break;
+    }
+    return result;
+}
+
+#endif

@@ -1,0 +1,44 @@
+import Foundation
+/// Turns gpsd's several TPVs per epoch into one fix per epoch, in order.
+///
+/// gpsd sends a TPV for each sentence of an epoch that changes something (RMC, then GGA adds altitude, …).
+/// A fix is passed on when it starts a new epoch, or when a later report of the same epoch adds a value the
+/// earlier one lacked. Equal fixes, and fixes of an earlier epoch that arrive late (a POLL reply overtaken by
+/// the stream), are dropped. A jump back of more than `discontinuity` (a looped log, a receiver's clock
+/// reset) starts over. Receivers are tracked apart, by device.
+struct EpochCoalescer {
+    var discontinuity: Double = 2
+    private var last: [String: Location] = [:]
+
+    /// Whether `fix` should be passed on; remembers it if so.
+    mutating func accept(_ fix: Location) -> Bool {
+        let key = fix.device ?? ""
+        guard let previous = last[key] else {
+            last[key] = fix
+            return true
+        }
+        if fix == previous { return false }
+        if let time = fix.timestamp, let previousTime = previous.timestamp {
+            if time == previousTime, !fix.addsInformation(to: previous) { return false }
+            if time < previousTime, previousTime.timeIntervalSince(time) <= discontinuity { return false }
+        }
+        last[key] = fix
+        return true
+    }
+
+    mutating func reset() { last.removeAll() }
+}
+
+extension Location {
+    /// Whether this fix (of the same epoch) knows something `other` does not: a value it lacked, or a
+    /// better dimension.
+    func addsInformation(to other: Location) -> Bool {
+        if fix == .threeDimensional && other.fix == .twoDimensional { return true }
+        let mine: [Double?] = [altitude, ellipsoidalAltitude, horizontalAccuracy, verticalAccuracy, speed,
+                               speedAccuracy, course, courseAccuracy, climb]
+        let theirs: [Double?] = [other.altitude, other.ellipsoidalAltitude, other.horizontalAccuracy,
+                                 other.verticalAccuracy, other.speed, other.speedAccuracy, other.course,
+                                 other.courseAccuracy, other.climb]
+        return zip(mine, theirs).contains { $0 != nil && $1 == nil }
+    }
+}

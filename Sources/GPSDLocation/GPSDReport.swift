@@ -1,0 +1,34 @@
+package import Foundation
+
+/// One gpsd report, reduced to what the managers use. Internal: the public API speaks of ``Location``.
+package enum GPSDReport: Sendable, Equatable {
+    /// A TPV with a fix: mode ≥ 2 and a finite latitude and longitude.
+    case fix(Location)
+    /// A TPV without a fix (mode 0 or 1, or no position), with its time if it had one.
+    case noFix(device: String?, time: Date?)
+    /// A SKY report: satellites seen and used.
+    case sky(SatelliteCount)
+    /// The VERSION banner: gpsd's release.
+    case version(String)
+    /// A DEVICES report: how many receivers gpsd has.
+    case devices(count: Int)
+    /// gpsd's ERROR report.
+    case error(String)
+    /// A POLL reply, with the TPVs it carried (each already a report) and gpsd's time of the poll.
+    case poll(time: Date?, reports: [GPSDReport])
+    /// Anything else (WATCH, DEVICE, GST, …).
+    case other
+}
+
+/// Satellites a receiver sees and uses.
+public struct SatelliteCount: Sendable, Hashable, Codable {
+    /// Satellites in view.
+    public var visible: Int
+    /// Satellites used in the fix.
+    public var used: Int
+
+    public init(visible: Int, used: Int) {
+        self.visible = visible
+        self.used = used
+    }
+}

@@ -1,0 +1,97 @@
+/// Where gpsd listens, and optionally which of its receivers to watch.
+///
+/// Accepts the `host[:port[:device]]` form that gpsd's own clients (`gpspipe`, `cgps`) take. An IPv6
+/// address goes in brackets. An empty host or port keeps its default.
+///
+/// ```swift
+/// let local = GPSDServer.default                                  // localhost:2947
+/// let rover = try GPSDServer(parsing: "rover.lan:2947:/dev/ttyACM0")
+/// let v6 = try GPSDServer(parsing: "[::1]:2948")
+/// ```
+public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
+    /// gpsd's registered port.
+    public static let defaultPort: UInt16 = 2947
+
+    /// `localhost:2947`, all receivers.
+    public static let `default` = GPSDServer()
+
+    /// A host name or an IP address (IPv6 without brackets).
+    public var host: String
+    /// The TCP port.
+    public var port: UInt16
+    /// The receiver's device path as gpsd knows it (`/dev/ttyUSB0`); `nil` watches every receiver.
+    /// A device selects it through gpsd's `?WATCH` `device` field.
+    public var device: String?
+
+    public init(host: String = "localhost", port: UInt16 = GPSDServer.defaultPort, device: String? = nil) {
+        self.host = host
+        self.port = port
+        self.device = device
+    }
+
+    /// Parses `host[:port[:device]]`.
+    ///
+    /// - Throws: ``ParseError`` saying what is wrong, for an empty string, an unclosed bracket, a port that is
+    ///   not a number from 1 to 65535, an empty device, or an IPv6 address without brackets.
+    public init(parsing text: String) throws(ParseError) {
+        var rest = Substring(text)
+        var host = "localhost"
+        guard !text.isEmpty else { throw ParseError(input: text, reason: "the server is empty") }
+
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else {
+                throw ParseError(input: text, reason: "an IPv6 address in brackets is missing its ']'")
+            }
+            host = String(rest[rest.index(after: rest.startIndex)..<close])
+            guard !host.isEmpty else { throw ParseError(input: text, reason: "the brackets hold no address") }
+            rest = rest[rest.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.first == ":" else {
+                    throw ParseError(input: text, reason: "expected ':' after ']'")
+                }
+                rest = rest.dropFirst()
+            }
+        } else {
+            let hostPart = rest.prefix { $0 != ":" }
+            if !hostPart.isEmpty { host = String(hostPart) }
+            rest = rest.dropFirst(hostPart.count)
+            if rest.first == ":" { rest = rest.dropFirst() }
+        }
+
+        var port = Self.defaultPort
+        let portPart = rest.prefix { $0 != ":" }
+        if !portPart.isEmpty {
+            guard let value = UInt16(portPart), value > 0 else {
+                let hint = host.contains(":") || portPart.contains(where: \.isHexDigit) && rest.contains(":")
+                    ? " (write an IPv6 address in brackets: [::1]:2947)" : ""
+                throw ParseError(input: text, reason: "'\(portPart)' is not a port from 1 to 65535\(hint)")
+            }
+            port = value
+        }
+        rest = rest.dropFirst(portPart.count)
+
+        var device: String?
+        if rest.first == ":" {
+            let devicePart = rest.dropFirst()
+            guard !devicePart.isEmpty else { throw ParseError(input: text, reason: "the device after ':' is empty") }
+            device = String(devicePart)
+        }
+        self.init(host: host, port: port, device: device)
+    }
+
+    /// `host:port[:device]`, with an IPv6 host in brackets; ``init(parsing:)`` reads it back.
+    public var description: String {
+        let hostText = host.contains(":") ? "[\(host)]" : host
+        return "\(hostText):\(port)" + (device.map { ":\($0)" } ?? "")
+    }
+
+    /// Why a server string could not be parsed.
+    public struct ParseError: Error, Hashable, CustomStringConvertible {
+        /// The text that was parsed.
+        public var input: String
+        /// What is wrong with it, in words.
+        public var reason: String
+
+        public var description: String { "invalid gpsd server '\(input)': \(reason)" }
+    }
+}

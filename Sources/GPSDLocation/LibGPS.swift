@@ -1,0 +1,183 @@
+import CGPS
+import Foundation
+import Glibc
+
+// Every libgps call GPSDLocation makes is in this file, as small wrappers that turn libgps's return codes
+// into `LocationError`s in one place. A `gps_data_t` is owned by exactly one of these objects, lives on the
+// heap, is never copied, and is only used from the thread that owns the object.
+
+/// libgps's text for a (negative) libgps error code.
+func libgpsErrorText(_ code: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    cgps_errstr(code, &buffer, buffer.count)
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Parses gpsd JSON reports with libgps's own parser (`gps_unpack`).
+///
+/// Not thread-safe: one decoder per thread. The `gps_data_t` it parses into is its own.
+package final class ReportDecoder {
+    private let data: UnsafeMutablePointer<gps_data_t>
+    private var report = cgps_report()
+
+    package init() {
+        guard let data = cgps_alloc() else { fatalError("out of memory allocating gps_data_t") }
+        self.data = data
+    }
+
+    deinit { cgps_free(data) }
+
+    /// Decodes one JSON line (without its newline). `nil` if it is not a gpsd report.
+    package func decode<Bytes: Collection<UInt8>>(_ line: Bytes) -> GPSDReport? {
+        // gps_unpack wants a writable, NUL-terminated C string.
+        var bytes = [CChar]()
+        bytes.reserveCapacity(line.count + 1)
+        for byte in line { bytes.append(CChar(bitPattern: byte)) }
+        bytes.append(0)
+        guard bytes.first == CChar(UInt8(ascii: "{")) else { return nil }
+        let result = bytes.withUnsafeMutableBufferPointer { cgps_unpack($0.baseAddress, data, &report) }
+        guard result >= 0 else { return nil }
+        switch report.report_class {
+        case CGPS_CLASS_TPV: return tpvReport()
+        case CGPS_CLASS_SKY:
+            return .sky(SatelliteCount(visible: Int(report.satellites_visible), used: Int(report.satellites_used)))
+        case CGPS_CLASS_VERSION: return .version(messageText())
+        case CGPS_CLASS_DEVICES: return .devices(count: Int(report.device_count))
+        case CGPS_CLASS_ERROR: return .error(messageText())
+        case CGPS_CLASS_POLL: return pollReport(Data(line))
+        default:
+            // gps_unpack accepts any JSON object; only objects with a class are reports.
+            return Data(line).containsClassKey ? .other : nil
+        }
+    }
+
+    private func tpvReport() -> GPSDReport {
+        let device = deviceText()
+        let timestamp: Date? = report.has_time
+            ? Date(timeIntervalSince1970: Double(report.time_sec) + Double(report.time_nsec) / 1e9) : nil
+        guard report.mode >= 2, report.latitude.isFinite, report.longitude.isFinite else {
+            return .noFix(device: device, time: timestamp)
+        }
+        func value(_ x: Double) -> Double? { x.isFinite ? x : nil }
+        let isThreeD = report.mode >= 3
+        return .fix(Location(
+            coordinate: .init(latitude: report.latitude, longitude: report.longitude),
+            altitude: isThreeD ? value(report.alt_msl) : nil,
+            ellipsoidalAltitude: isThreeD ? value(report.alt_hae) : nil,
+            horizontalAccuracy: value(report.eph),
+            verticalAccuracy: isThreeD ? value(report.epv) : nil,
+            speed: value(report.speed),
+            speedAccuracy: value(report.eps),
+            course: value(report.track),
+            courseAccuracy: value(report.epd),
+            climb: isThreeD ? value(report.climb) : nil,
+            timestamp: timestamp,
+            fix: isThreeD ? .threeDimensional : .twoDimensional,
+            status: Location.Status(gpsdStatus: report.status),
+            device: device
+        ))
+    }
+
+    private func deviceText() -> String? {
+        let path = withUnsafeBytes(of: report.device) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        return path.isEmpty ? nil : path
+    }
+
+    private func messageText() -> String {
+        withUnsafeBytes(of: report.message) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+    }
+
+    /// libgps (up to at least 3.22) does not unpack POLL replies: take the TPVs out and unpack each.
+    private func pollReport(_ line: Data) -> GPSDReport? {
+        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { return nil }
+        let time = (object["time"] as? String).flatMap(GPSDTime.parse)
+        let tpvs = object["tpv"] as? [Any] ?? []
+        var reports: [GPSDReport] = []
+        for tpv in tpvs {
+            guard JSONSerialization.isValidJSONObject(tpv),
+                  let data = try? JSONSerialization.data(withJSONObject: tpv),
+                  let report = decode(data), case .fix = report
+            else { continue }
+            reports.append(report)
+        }
+        return .poll(time: time, reports: reports)
+    }
+}
+
+extension Data {
+    fileprivate var containsClassKey: Bool { range(of: Data("\"class\"".utf8)) != nil }
+}
+
+/// gpsd's ISO 8601 times (`2025-06-01T12:00:05.000Z`).
+enum GPSDTime {
+    static func parse(_ text: String) -> Date? {
+        (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            ?? (try? Date(text, strategy: .iso8601))
+    }
+}
+
+extension Location.Status {
+    /// Maps gpsd's `status` number. 0 ("unknown") is what gpsd reports for an ordinary fix.
+    init(gpsdStatus: Int32) {
+        switch gpsdStatus {
+        case CGPS_STATUS_DGPS: self = .dgps
+        case CGPS_STATUS_RTK_FIXED: self = .rtkFixed
+        case CGPS_STATUS_RTK_FLOAT: self = .rtkFloat
+        case CGPS_STATUS_DR: self = .deadReckoning
+        case CGPS_STATUS_GNSSDR: self = .gnssDeadReckoning
+        case CGPS_STATUS_TIME: self = .timeOnly
+        case CGPS_STATUS_SIMULATED: self = .simulated
+        case CGPS_STATUS_PPS: self = .precisePositioning
+        default: self = .gps
+        }
+    }
+}
+
+/// One open libgps session to gpsd. Used from one thread only; closed exactly once.
+final class LibGPSConnection {
+    private let data: UnsafeMutablePointer<gps_data_t>
+    private var isOpen = false
+
+    /// Connects (blocking, DNS included) and starts a JSON watch, optionally of one device.
+    init(server: GPSDServer) throws(LocationError) {
+        Self.ignoreSIGPIPE
+        guard let data = cgps_alloc() else { fatalError("out of memory allocating gps_data_t") }
+        self.data = data
+        let code = cgps_open(server.host, String(server.port), data)
+        // A throwing init of a fully initialised class still runs deinit, which frees `data`.
+        guard code == 0 else {
+            throw LocationError(
+                .gpsdUnavailable,
+                "cannot connect to gpsd at \(server): \(libgpsErrorText(code))",
+                libgpsCode: code)
+        }
+        isOpen = true
+        var flags = UInt32(WATCH_ENABLE | WATCH_JSON)
+        if server.device != nil { flags |= UInt32(WATCH_DEVICE) }
+        let result = server.device.map { cgps_stream(data, flags, $0) } ?? cgps_stream(data, flags, nil)
+        guard result == 0 else {
+            throw LocationError(.connectionLost, "gpsd at \(server) closed the connection when asked to watch")
+        }
+    }
+
+    deinit {
+        close()
+        cgps_free(data)
+    }
+
+    /// The socket, for poll(2) and read(2).
+    var fileDescriptor: Int32 { cgps_fd(data) }
+
+    /// Sends a command such as `?POLL;`. Returns false if the write failed (gpsd went away).
+    func send(_ command: String) -> Bool { isOpen && cgps_send(data, command) == 0 }
+
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        _ = cgps_close(data)
+    }
+
+    /// A write to a socket whose peer has gone raises SIGPIPE, which would kill the process; libgps writes
+    /// with plain write(2). Ignored once, process-wide, before the first connection.
+    private static let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN); return () }()
+}

@@ -1,0 +1,134 @@
+public import Foundation
+
+/// One position fix from a GNSS receiver, as gpsd reported it.
+///
+/// Values the receiver did not report are `nil`, never NaN or a sentinel. ``timestamp`` is the fix's own
+/// time (the receiver's UTC), not the time the report arrived: replayed logs can carry any date, so compare
+/// timestamps with each other rather than with the wall clock.
+///
+/// ```swift
+/// let berlin = Location(coordinate: .init(latitude: 52.5163, longitude: 13.3777))
+/// let paris = Location(coordinate: .init(latitude: 48.8584, longitude: 2.2945))
+/// print(berlin.distance(from: paris))   // 877464.3… metres
+/// ```
+public struct Location: Sendable, Hashable, Codable {
+    /// A latitude and longitude in degrees, WGS84.
+    public struct Coordinate: Sendable, Hashable, Codable {
+        /// Degrees north of the equator; negative in the southern hemisphere.
+        public var latitude: Double
+        /// Degrees east of the prime meridian; negative in the western hemisphere.
+        public var longitude: Double
+
+        public init(latitude: Double, longitude: Double) {
+            self.latitude = latitude
+            self.longitude = longitude
+        }
+    }
+
+    /// The dimension of a fix: gpsd's `mode` 2 or 3.
+    public enum Fix: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Latitude and longitude only (gpsd mode 2); altitude and climb are not meaningful.
+        case twoDimensional = "2D"
+        /// Latitude, longitude and altitude (gpsd mode 3).
+        case threeDimensional = "3D"
+    }
+
+    /// How the fix was obtained, as gpsd's `status` reports it.
+    ///
+    /// gpsd leaves `status` at 0 for an ordinary fix; that is ``gps``.
+    public enum Status: String, Sendable, Hashable, Codable, CaseIterable {
+        /// An ordinary, autonomous GNSS fix.
+        case gps
+        /// Differential GNSS (SBAS, DGPS).
+        case dgps
+        /// RTK with fixed integer ambiguities: centimetre class.
+        case rtkFixed
+        /// RTK with floating ambiguities: decimetre class.
+        case rtkFloat
+        /// Dead reckoning only.
+        case deadReckoning
+        /// GNSS combined with dead reckoning.
+        case gnssDeadReckoning
+        /// A surveyed-in or manually entered position (time-only receivers).
+        case timeOnly
+        /// A simulated fix.
+        case simulated
+        /// A Precise Positioning Service (military P(Y) code) fix.
+        case precisePositioning
+    }
+
+    /// Where the receiver is.
+    public var coordinate: Coordinate
+    /// Metres above mean sea level (gpsd `altMSL`); `nil` for a 2D fix.
+    public var altitude: Double?
+    /// Metres above the WGS84 ellipsoid (gpsd `altHAE`).
+    public var ellipsoidalAltitude: Double?
+    /// Estimated horizontal error in metres (gpsd `eph`, roughly 95 % confidence).
+    public var horizontalAccuracy: Double?
+    /// Estimated vertical error in metres (gpsd `epv`).
+    public var verticalAccuracy: Double?
+    /// Speed over ground in metres per second.
+    public var speed: Double?
+    /// Estimated speed error in metres per second (gpsd `eps`).
+    public var speedAccuracy: Double?
+    /// Course over ground in degrees clockwise from true north, 0 ..< 360.
+    public var course: Double?
+    /// Estimated course error in degrees (gpsd `epd`).
+    public var courseAccuracy: Double?
+    /// Vertical speed in metres per second, positive upwards.
+    public var climb: Double?
+    /// The fix's own UTC time, as the receiver reported it; `nil` if it reported none yet.
+    public var timestamp: Date?
+    /// 2D or 3D.
+    public var fix: Fix
+    /// How the fix was obtained.
+    public var status: Status
+    /// The receiver that produced the fix (gpsd's device path), if known.
+    public var device: String?
+
+    /// Makes a location; every value but the coordinate is optional.
+    public init(
+        coordinate: Coordinate,
+        altitude: Double? = nil,
+        ellipsoidalAltitude: Double? = nil,
+        horizontalAccuracy: Double? = nil,
+        verticalAccuracy: Double? = nil,
+        speed: Double? = nil,
+        speedAccuracy: Double? = nil,
+        course: Double? = nil,
+        courseAccuracy: Double? = nil,
+        climb: Double? = nil,
+        timestamp: Date? = nil,
+        fix: Fix = .threeDimensional,
+        status: Status = .gps,
+        device: String? = nil
+    ) {
+        self.coordinate = coordinate
+        self.altitude = altitude
+        self.ellipsoidalAltitude = ellipsoidalAltitude
+        self.horizontalAccuracy = horizontalAccuracy
+        self.verticalAccuracy = verticalAccuracy
+        self.speed = speed
+        self.speedAccuracy = speedAccuracy
+        self.course = course
+        self.courseAccuracy = courseAccuracy
+        self.climb = climb
+        self.timestamp = timestamp
+        self.fix = fix
+        self.status = status
+        self.device = device
+    }
+}
+
+extension Location: CustomStringConvertible {
+    public var description: String {
+        var text = String(format: "%.7f, %.7f", coordinate.latitude, coordinate.longitude)
+        if let altitude { text += String(format: " alt %.1f m", altitude) }
+        if let horizontalAccuracy { text += String(format: " ±%.1f m", horizontalAccuracy) }
+        if let speed { text += String(format: " %.2f m/s", speed) }
+        if let course { text += String(format: " %.1f°", course) }
+        text += " \(fix.rawValue) \(status.rawValue)"
+        if let timestamp { text += " @ \(timestamp.formatted(.iso8601))" }
+        return text
+    }
+}

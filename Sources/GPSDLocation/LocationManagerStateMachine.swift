@@ -1,0 +1,216 @@
+import Foundation
+
+/// What a ``LocationManager`` observer (the async bridge) is told, synchronously, on the source's thread.
+package enum ManagerEvent: Sendable {
+    /// A fix passed the epoch filter. `age` is how old it was on arrival (non-zero for a POLL reply).
+    case location(Location)
+    /// Satellites seen and used.
+    case satellites(SatelliteCount)
+    /// The source failed; the manager has stopped it.
+    case failed(LocationError)
+    /// The source ended (a recording reached its end).
+    case finished
+}
+
+/// The logic of ``LocationManager``, apart from its locking and threads: every input is a method that
+/// returns what to do, which the manager does after releasing its lock.
+///
+/// The source runs while anything wants fixes: continuous updates, a pending one-shot request, or an
+/// observer. Each start of the source is a new run number; events of older runs are ignored.
+struct LocationManagerStateMachine {
+    typealias Observer = @Sendable (ManagerEvent) -> Void
+
+    enum Action {
+        case startSource(run: Int)
+        case stopSource
+        case poll
+        /// Call the delegate with these fixes, unless a stop came in between (`generation` changed).
+        case deliver([Location], generation: Int)
+        case fail(LocationError, generation: Int)
+        case notify([Observer], ManagerEvent)
+        case scheduleTimeout(request: Int, after: Duration)
+    }
+
+    // Configuration.
+    var desiredAccuracy: Double?
+    var distanceFilter: Double?
+    var requestTimeout: Duration
+
+    // What wants fixes.
+    private(set) var isUpdating = false
+    private(set) var pendingRequest: Int?
+    private var observers: [Int: Observer] = [:]
+    private var nextID = 1
+
+    // The source.
+    private(set) var run = 0
+    private(set) var isSourceRunning = false
+
+    // What arrived.
+    private var coalescer = EpochCoalescer()
+    /// The newest fix and the monotonic time it was current.
+    private(set) var latest: (location: Location, at: Duration)?
+    private(set) var satellites: SatelliteCount?
+    private var lastDelivered: Location?
+    private(set) var skippedLines = 0
+    /// Bumped by every stop: deliveries queued before it are dropped.
+    private(set) var generation = 0
+
+    init(requestTimeout: Duration) { self.requestTimeout = requestTimeout }
+
+    private var wantsFixes: Bool { isUpdating || pendingRequest != nil || !observers.isEmpty }
+
+    private func nextIdentifier(_ id: inout Int) -> Int {
+        defer { id += 1 }
+        return id
+    }
+
+    // MARK: Demand
+
+    mutating func startUpdating() -> [Action] {
+        isUpdating = true
+        return startSourceIfNeeded()
+    }
+
+    mutating func stopUpdating() -> [Action] {
+        isUpdating = false
+        pendingRequest = nil
+        generation += 1
+        return stopSourceIfIdle()
+    }
+
+    mutating func requestLocation() -> [Action] {
+        let id = nextID
+        nextID += 1
+        pendingRequest = id
+        var actions = startSourceIfNeeded()
+        actions.append(.scheduleTimeout(request: id, after: requestTimeout))
+        return actions
+    }
+
+    mutating func requestTimedOut(_ id: Int) -> [Action] {
+        guard pendingRequest == id else { return [] }
+        pendingRequest = nil
+        let error = LocationError(
+            .locationUnknown,
+            "no fix\(desiredAccuracy.map { " within \($0) m" } ?? "") in \(requestTimeout)",
+            bestLocation: latest?.location)
+        return [.fail(error, generation: generation)] + stopSourceIfIdle()
+    }
+
+    mutating func addObserver(_ observer: @escaping Observer) -> (id: Int, actions: [Action]) {
+        let id = nextID
+        nextID += 1
+        observers[id] = observer
+        return (id, startSourceIfNeeded())
+    }
+
+    mutating func removeObserver(_ id: Int) -> [Action] {
+        guard observers.removeValue(forKey: id) != nil else { return [] }
+        return stopSourceIfIdle()
+    }
+
+    mutating func poll() -> [Action] { isSourceRunning ? [.poll] : [] }
+
+    private mutating func startSourceIfNeeded() -> [Action] {
+        guard wantsFixes, !isSourceRunning else { return [] }
+        isSourceRunning = true
+        run += 1
+        coalescer.reset()
+        return [.startSource(run: run)]
+    }
+
+    private mutating func stopSourceIfIdle() -> [Action] {
+        guard !wantsFixes, isSourceRunning else { return [] }
+        isSourceRunning = false
+        return [.stopSource]
+    }
+
+    // MARK: Source events
+
+    mutating func handle(_ event: SourceEvent, run eventRun: Int, now: Duration) -> [Action] {
+        guard eventRun == run, isSourceRunning else { return [] }
+        switch event {
+        case .report(let report): return handle(report, now: now)
+        case .skippedLine:
+            skippedLines += 1
+            return []
+        case .failed(let error): return end(with: error)
+        case .finished: return end(with: nil)
+        }
+    }
+
+    private mutating func handle(_ report: GPSDReport, now: Duration) -> [Action] {
+        switch report {
+        case .fix(let location): return handle(location, at: now)
+        case .poll(let time, let reports):
+            return reports.flatMap { report -> [Action] in
+                guard case .fix(let location) = report else { return [] }
+                return handle(location, at: now - Self.age(of: location, polledAt: time))
+            }
+        case .sky(let count):
+            satellites = count
+            return observers.isEmpty ? [] : [.notify(Array(observers.values), .satellites(count))]
+        case .noFix, .version, .devices, .error, .other:
+            return []
+        }
+    }
+
+    /// How old a fix from a POLL reply was, by gpsd's clock: the poll's time minus the fix's. Only when the
+    /// two are plausibly on the same clock (0 to 1 day apart); a replayed log's fix times can be years off,
+    /// and then gpsd holding the fix is the best freshness we know.
+    static func age(of location: Location, polledAt time: Date?) -> Duration {
+        guard let time, let fixTime = location.timestamp else { return .zero }
+        let seconds = time.timeIntervalSince(fixTime)
+        return (0...86_400).contains(seconds) ? .seconds(seconds) : .zero
+    }
+
+    private mutating func handle(_ location: Location, at time: Duration) -> [Action] {
+        guard coalescer.accept(location) else { return [] }
+        if let latest, latest.at > time { return [] }  // an older POLL fix than one we hold
+        latest = (location, time)
+        var actions: [Action] = []
+        if !observers.isEmpty { actions.append(.notify(Array(observers.values), .location(location))) }
+
+        let accurateEnough = desiredAccuracy.map { wanted in
+            location.horizontalAccuracy.map { $0 <= wanted } ?? false
+        } ?? true
+        guard accurateEnough else { return actions }
+        if pendingRequest != nil {
+            pendingRequest = nil
+            lastDelivered = location
+            actions.append(.deliver([location], generation: generation))
+            actions += stopSourceIfIdle()
+        } else if isUpdating {
+            if let distanceFilter, let lastDelivered, location.distance(from: lastDelivered) < distanceFilter {
+                return actions
+            }
+            lastDelivered = location
+            actions.append(.deliver([location], generation: generation))
+        }
+        return actions
+    }
+
+    /// The source ended, with an error or at the end of a recording.
+    private mutating func end(with error: LocationError?) -> [Action] {
+        isSourceRunning = false
+        let hadRequest = pendingRequest != nil
+        let wasUpdating = isUpdating
+        pendingRequest = nil
+        isUpdating = false
+        var actions: [Action] = []
+        if let error, hadRequest || wasUpdating {
+            actions.append(.fail(error, generation: generation))
+        } else if hadRequest {
+            actions.append(.fail(LocationError(
+                .locationUnknown, "the recording ended before a fix", bestLocation: latest?.location),
+                generation: generation))
+        }
+        if !observers.isEmpty {
+            actions.append(.notify(Array(observers.values), error.map(ManagerEvent.failed) ?? .finished))
+        }
+        return actions
+    }
+
+    mutating func invalidateDeliveries() { generation += 1 }
+}
