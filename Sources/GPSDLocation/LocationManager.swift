@@ -157,16 +157,24 @@ public final class LocationManager: Sendable {
     // MARK: Observers (the async bridge)
 
     /// Registers an observer told of every fix (after epoch filtering, before the delegate's filters),
-    /// satellite counts, failures and the end of a recording, synchronously on the source's thread. The
-    /// source runs while any observer is registered.
+    /// satellite counts, failures and the end of a recording, synchronously on the source's thread, never
+    /// under the manager's lock. Observing does not start the source: ``retainUpdates()`` does.
     package func addObserver(_ observer: @escaping @Sendable (ManagerEvent) -> Void) -> Int {
-        let (id, actions) = state.withLock { $0.machine.addObserver(observer) }
-        perform(actions)
-        return id
+        state.withLock { $0.machine.addObserver(observer) }
     }
 
     package func removeObserver(_ id: Int) {
-        perform(state.withLock { $0.machine.removeObserver(id) })
+        state.withLock { $0.machine.removeObserver(id) }
+    }
+
+    /// Keeps the source running until a matching ``releaseUpdates()``. Counted: calls from many threads in
+    /// any order balance out.
+    package func retainUpdates() {
+        perform(state.withLock { $0.machine.retainDemand() })
+    }
+
+    package func releaseUpdates() {
+        perform(state.withLock { $0.machine.releaseDemand() })
     }
 
     /// Asks gpsd for its current fix (`?POLL;`) if the source is running.

@@ -2,8 +2,9 @@ import Foundation
 
 /// What a ``LocationManager`` observer (the async bridge) is told, synchronously, on the source's thread.
 package enum ManagerEvent: Sendable {
-    /// A fix passed the epoch filter. `age` is how old it was on arrival (non-zero for a POLL reply).
-    case location(Location)
+    /// A fix passed the epoch filter. `age` is how old it was on arrival: zero for a fix from the stream,
+    /// gpsd's own estimate for one from a POLL reply.
+    case location(Location, age: Duration)
     /// Satellites seen and used.
     case satellites(SatelliteCount)
     /// The source failed; the manager has stopped it.
@@ -15,8 +16,9 @@ package enum ManagerEvent: Sendable {
 /// The logic of ``LocationManager``, apart from its locking and threads: every input is a method that
 /// returns what to do, which the manager does after releasing its lock.
 ///
-/// The source runs while anything wants fixes: continuous updates, a pending one-shot request, or an
-/// observer. Each start of the source is a new run number; events of older runs are ignored.
+/// The source runs while anything wants fixes: continuous updates, a pending one-shot request, or a held
+/// demand (the async bridge's callers, counted). Observers see every event but do not by themselves keep the
+/// source running. Each start of the source is a new run number; events of older runs are ignored.
 struct LocationManagerStateMachine {
     typealias Observer = @Sendable (ManagerEvent) -> Void
 
@@ -40,6 +42,7 @@ struct LocationManagerStateMachine {
     private(set) var isUpdating = false
     private(set) var pendingRequest: Int?
     private var observers: [Int: Observer] = [:]
+    private(set) var demand = 0
     private var nextID = 1
 
     // The source.
@@ -58,12 +61,7 @@ struct LocationManagerStateMachine {
 
     init(requestTimeout: Duration) { self.requestTimeout = requestTimeout }
 
-    private var wantsFixes: Bool { isUpdating || pendingRequest != nil || !observers.isEmpty }
-
-    private func nextIdentifier(_ id: inout Int) -> Int {
-        defer { id += 1 }
-        return id
-    }
+    private var wantsFixes: Bool { isUpdating || pendingRequest != nil || demand > 0 }
 
     // MARK: Demand
 
@@ -98,15 +96,26 @@ struct LocationManagerStateMachine {
         return [.fail(error, generation: generation)] + stopSourceIfIdle()
     }
 
-    mutating func addObserver(_ observer: @escaping Observer) -> (id: Int, actions: [Action]) {
+    mutating func addObserver(_ observer: @escaping Observer) -> Int {
         let id = nextID
         nextID += 1
         observers[id] = observer
-        return (id, startSourceIfNeeded())
+        return id
     }
 
-    mutating func removeObserver(_ id: Int) -> [Action] {
-        guard observers.removeValue(forKey: id) != nil else { return [] }
+    mutating func removeObserver(_ id: Int) {
+        observers.removeValue(forKey: id)
+    }
+
+    /// One more holder wants fixes. Counted, so holders that come and go on many threads need no ordering.
+    mutating func retainDemand() -> [Action] {
+        demand += 1
+        return startSourceIfNeeded()
+    }
+
+    /// The count may dip below zero for a moment when a release overtakes its retain on another thread.
+    mutating func releaseDemand() -> [Action] {
+        demand -= 1
         return stopSourceIfIdle()
     }
 
@@ -142,11 +151,11 @@ struct LocationManagerStateMachine {
 
     private mutating func handle(_ report: GPSDReport, now: Duration) -> [Action] {
         switch report {
-        case .fix(let location): return handle(location, at: now)
+        case .fix(let location): return handle(location, age: .zero, now: now)
         case .poll(let time, let reports):
             return reports.flatMap { report -> [Action] in
                 guard case .fix(let location) = report else { return [] }
-                return handle(location, at: now - Self.age(of: location, polledAt: time))
+                return handle(location, age: Self.age(of: location, polledAt: time), now: now)
             }
         case .sky(let count):
             satellites = count
@@ -165,12 +174,13 @@ struct LocationManagerStateMachine {
         return (0...86_400).contains(seconds) ? .seconds(seconds) : .zero
     }
 
-    private mutating func handle(_ location: Location, at time: Duration) -> [Action] {
-        guard coalescer.accept(location) else { return [] }
+    private mutating func handle(_ location: Location, age: Duration, now: Duration) -> [Action] {
+        let time = now - age
         if let latest, latest.at > time { return [] }  // an older POLL fix than one we hold
+        guard coalescer.accept(location) else { return [] }
         latest = (location, time)
         var actions: [Action] = []
-        if !observers.isEmpty { actions.append(.notify(Array(observers.values), .location(location))) }
+        if !observers.isEmpty { actions.append(.notify(Array(observers.values), .location(location, age: age))) }
 
         let accurateEnough = desiredAccuracy.map { wanted in
             location.horizontalAccuracy.map { $0 <= wanted } ?? false
