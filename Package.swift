@@ -35,7 +35,7 @@ let package = Package(
                 "GPSDLocation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            exclude: ["Resources"]
+            resources: [.copy("Resources/drive.gpsd.json")]
         ),
 
         // MARK: - Test support and tests

@@ -163,6 +163,31 @@ public final class AsyncLocationManager: Sendable {
         return stream
     }
 
+    /// The satellites the receiver reports seeing and using, as they change, while fixes are being watched
+    /// (by a request, a stream or the delegate API). Observing does not by itself start the gpsd watch.
+    ///
+    /// ```swift
+    /// for await sky in gps.satelliteUpdates() { print("\(sky.used)/\(sky.visible) satellites") }
+    /// ```
+    public func satelliteUpdates() -> AsyncStream<SatelliteCount> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SatelliteCount.self, bufferingPolicy: .bufferingNewest(1))
+        let last = Mutex<SatelliteCount?>(nil)
+        let id = manager.addObserver { event in
+            switch event {
+            case .satellites(let count):
+                let changed = last.withLock { last in
+                    defer { last = count }
+                    return last != count
+                }
+                if changed { continuation.yield(count) }
+            case .failed, .finished: continuation.finish()
+            case .location: break
+            }
+        }
+        continuation.onTermination = { [manager] _ in manager.removeObserver(id) }
+        return stream
+    }
+
     // MARK: Stopping
 
     /// Ends everything in flight: pending requests throw `CancellationError`, update sequences finish. The

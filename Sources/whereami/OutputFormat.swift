@@ -1,0 +1,209 @@
+import ArgumentParser
+import Foundation
+import GPSDLocation
+
+/// The formats `whereami` writes fixes in.
+enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
+    case text, json, csv, geojson, gpx
+
+    /// A writer that turns fixes into this format's text: a header, one piece per fix, a footer.
+    func makeWriter(streaming: Bool) -> any LocationWriter {
+        switch self {
+        case .text: TextWriter(streaming: streaming)
+        case .json: JSONLinesWriter()
+        case .csv: CSVWriter()
+        case .geojson: GeoJSONWriter()
+        case .gpx: GPXWriter()
+        }
+    }
+}
+
+/// Turns fixes into text. `header` comes before the first fix, `footer` closes the document.
+protocol LocationWriter: Sendable {
+    var header: String { get }
+    mutating func record(_ location: Location) -> String
+    var footer: String { get }
+}
+
+// MARK: - Field formatting shared by the writers
+
+enum Field {
+    /// ISO 8601 UTC with milliseconds: `2025-06-01T12:00:05.000Z`.
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// The shortest text that reads back as the same number.
+    static func number(_ value: Double) -> String {
+        value.rounded() == value && abs(value) < 1e15 ? String(format: "%.1f", value) : "\(value)"
+    }
+
+    /// The named values of a fix, in a fixed order; absent values are left out.
+    static func properties(of location: Location, includeCoordinate: Bool) -> [(String, String)] {
+        var fields: [(String, String)] = []
+        if includeCoordinate {
+            fields.append(("latitude", number(location.coordinate.latitude)))
+            fields.append(("longitude", number(location.coordinate.longitude)))
+        }
+        let optional: [(String, Double?)] = [
+            ("altitude", location.altitude), ("ellipsoidalAltitude", location.ellipsoidalAltitude),
+            ("horizontalAccuracy", location.horizontalAccuracy), ("verticalAccuracy", location.verticalAccuracy),
+            ("speed", location.speed), ("speedAccuracy", location.speedAccuracy), ("course", location.course),
+            ("courseAccuracy", location.courseAccuracy), ("climb", location.climb),
+        ]
+        for (name, value) in optional {
+            if let value { fields.append((name, number(value))) }
+        }
+        if let timestamp = location.timestamp { fields.append(("timestamp", jsonString(Self.timestamp(timestamp)))) }
+        fields.append(("fix", jsonString(location.fix.rawValue)))
+        fields.append(("status", jsonString(location.status.rawValue)))
+        if let device = location.device { fields.append(("device", jsonString(device))) }
+        return fields
+    }
+
+    static func jsonObject(_ fields: [(String, String)]) -> String {
+        "{" + fields.map { "\(jsonString($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    static func xmlEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}
+
+// MARK: - Writers
+
+/// For people: a block for one fix, a line per fix when streaming.
+struct TextWriter: LocationWriter {
+    let streaming: Bool
+    var header: String { "" }
+    var footer: String { "" }
+
+    mutating func record(_ location: Location) -> String {
+        streaming ? line(location) : block(location)
+    }
+
+    private func line(_ l: Location) -> String {
+        var parts = [l.timestamp.map(Field.timestamp) ?? "-",
+                     String(format: "%.7f", l.coordinate.latitude), String(format: "%.7f", l.coordinate.longitude)]
+        if let altitude = l.altitude { parts.append(String(format: "%.1fm", altitude)) }
+        if let accuracy = l.horizontalAccuracy { parts.append(String(format: "±%.1fm", accuracy)) }
+        if let speed = l.speed { parts.append(String(format: "%.2fm/s", speed)) }
+        if let course = l.course { parts.append(String(format: "%.1f°", course)) }
+        parts.append(l.fix.rawValue)
+        return parts.joined(separator: "  ") + "\n"
+    }
+
+    private func block(_ l: Location) -> String {
+        let lat = l.coordinate.latitude, lon = l.coordinate.longitude
+        var rows = [
+            ("Latitude", String(format: "%.7f° %@", abs(lat), lat < 0 ? "S" : "N")),
+            ("Longitude", String(format: "%.7f° %@", abs(lon), lon < 0 ? "W" : "E")),
+        ]
+        if let altitude = l.altitude { rows.append(("Altitude", String(format: "%.1f m above sea level", altitude))) }
+        let accuracy = [l.horizontalAccuracy.map { String(format: "±%.1f m horizontal", $0) },
+                        l.verticalAccuracy.map { String(format: "±%.1f m vertical", $0) }].compactMap { $0 }
+        if !accuracy.isEmpty { rows.append(("Accuracy", accuracy.joined(separator: ", "))) }
+        if let speed = l.speed { rows.append(("Speed", String(format: "%.2f m/s (%.1f km/h)", speed, speed * 3.6))) }
+        if let course = l.course { rows.append(("Course", String(format: "%.1f°", course))) }
+        if let timestamp = l.timestamp { rows.append(("Time", Field.timestamp(timestamp))) }
+        rows.append(("Fix", "\(l.fix.rawValue), \(l.status.rawValue)" + (l.device.map { " (\($0))" } ?? "")))
+        return rows.map { "\($0.0 + ":")\(String(repeating: " ", count: max(1, 11 - $0.0.count)))\($0.1)" }
+            .joined(separator: "\n") + "\n"
+    }
+}
+
+/// NDJSON: one JSON object per fix, per line.
+struct JSONLinesWriter: LocationWriter {
+    var header: String { "" }
+    var footer: String { "" }
+    mutating func record(_ location: Location) -> String {
+        Field.jsonObject(Field.properties(of: location, includeCoordinate: true)) + "\n"
+    }
+}
+
+/// CSV with a header row; absent values are empty cells.
+struct CSVWriter: LocationWriter {
+    static let columns = ["timestamp", "latitude", "longitude", "altitude", "ellipsoidalAltitude",
+                          "horizontalAccuracy", "verticalAccuracy", "speed", "speedAccuracy", "course",
+                          "courseAccuracy", "climb", "fix", "status", "device"]
+    var header: String { Self.columns.joined(separator: ",") + "\n" }
+    var footer: String { "" }
+
+    mutating func record(_ l: Location) -> String {
+        let values: [String?] = [
+            l.timestamp.map(Field.timestamp), Field.number(l.coordinate.latitude), Field.number(l.coordinate.longitude),
+            l.altitude.map(Field.number), l.ellipsoidalAltitude.map(Field.number),
+            l.horizontalAccuracy.map(Field.number), l.verticalAccuracy.map(Field.number), l.speed.map(Field.number),
+            l.speedAccuracy.map(Field.number), l.course.map(Field.number), l.courseAccuracy.map(Field.number),
+            l.climb.map(Field.number), l.fix.rawValue, l.status.rawValue, l.device,
+        ]
+        return values.map { Self.cell($0 ?? "") }.joined(separator: ",") + "\n"
+    }
+
+    static func cell(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+/// A GeoJSON FeatureCollection of Points, one feature per fix, written as the fixes come.
+struct GeoJSONWriter: LocationWriter {
+    private var count = 0
+    var header: String { "{\"type\":\"FeatureCollection\",\"features\":[\n" }
+    var footer: String { "]}\n" }
+
+    mutating func record(_ l: Location) -> String {
+        defer { count += 1 }
+        var position = [Field.number(l.coordinate.longitude), Field.number(l.coordinate.latitude)]
+        if let altitude = l.altitude { position.append(Field.number(altitude)) }
+        let feature = "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":["
+            + position.joined(separator: ",") + "]},\"properties\":"
+            + Field.jsonObject(Field.properties(of: l, includeCoordinate: false)) + "}"
+        return (count == 0 ? "" : ",\n") + feature
+    }
+}
+
+/// A GPX 1.1 track: one `trkpt` per fix.
+struct GPXWriter: LocationWriter {
+    var header: String {
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="whereami" xmlns="http://www.topografix.com/GPX/1/1">
+        <trk><name>whereami</name><trkseg>
+
+        """
+    }
+    var footer: String { "</trkseg></trk>\n</gpx>\n" }
+
+    mutating func record(_ l: Location) -> String {
+        var point = "<trkpt lat=\"\(Field.number(l.coordinate.latitude))\" lon=\"\(Field.number(l.coordinate.longitude))\">"
+        if let altitude = l.altitude { point += "<ele>\(Field.number(altitude))</ele>" }
+        if let timestamp = l.timestamp { point += "<time>\(Field.timestamp(timestamp))</time>" }
+        let fix = switch l.status {
+        case .dgps, .rtkFixed, .rtkFloat: "dgps"
+        case .precisePositioning: "pps"
+        default: l.fix == .threeDimensional ? "3d" : "2d"
+        }
+        // GPX's schema fixes the order of a point's elements: ele, time, …, src, …, fix.
+        if let device = l.device { point += "<src>\(Field.xmlEscaped(device))</src>" }
+        point += "<fix>\(fix)</fix>"
+        return point + "</trkpt>\n"
+    }
+}
