@@ -48,6 +48,10 @@ let package = Package(
             name: "GPSDLocationTests",
             dependencies: ["GPSDLocation", "GPSDTestSupport"]
         ),
+        .testTarget(
+            name: "WhereAmITests",
+            dependencies: ["whereami", "GPSDLocation", "GPSDTestSupport"]
+        ),
     ]
 )
 

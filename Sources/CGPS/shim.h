@@ -167,14 +167,17 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
         bool altitude = (data->set & ALTITUDE_SET) != 0;
         report->alt_msl = altitude ? cgps_finite_or_nan(fix->altMSL) : NAN;
         report->alt_hae = altitude ? cgps_finite_or_nan(fix->altHAE) : NAN;
-        report->eph = (data->set & HERR_SET) ? cgps_finite_or_nan(fix->eph) : NAN;
-        report->epv = (data->set & VERR_SET) ? cgps_finite_or_nan(fix->epv) : NAN;
+        // The error estimates' *_SET bits are unreliable (libgps 3.22 sets HERR_SET only when epx and epy
+        // are both present, though it fills eph either way). Every TPV is parsed afresh with NaN defaults,
+        // so a finite value is a value gpsd sent.
+        report->eph = cgps_finite_or_nan(fix->eph);
+        report->epv = cgps_finite_or_nan(fix->epv);
         report->speed = (data->set & SPEED_SET) ? cgps_finite_or_nan(fix->speed) : NAN;
-        report->eps = (data->set & SPEEDERR_SET) ? cgps_finite_or_nan(fix->eps) : NAN;
+        report->eps = cgps_finite_or_nan(fix->eps);
         report->track = (data->set & TRACK_SET) ? cgps_finite_or_nan(fix->track) : NAN;
-        report->epd = (data->set & TRACKERR_SET) ? cgps_finite_or_nan(fix->epd) : NAN;
+        report->epd = cgps_finite_or_nan(fix->epd);
         report->climb = (data->set & CLIMB_SET) ? cgps_finite_or_nan(fix->climb) : NAN;
-        report->epc = (data->set & CLIMBERR_SET) ? cgps_finite_or_nan(fix->epc) : NAN;
+        report->epc = cgps_finite_or_nan(fix->epc);
         strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
         break;
     }

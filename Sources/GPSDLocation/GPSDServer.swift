@@ -1,3 +1,5 @@
+import Glibc
+
 /// Where gpsd listens, and optionally which of its receivers to watch.
 ///
 /// Accepts the `host[:port[:device]]` form that gpsd's own clients (`gpspipe`, `cgps`) take. An IPv6
@@ -52,6 +54,9 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
                 rest = rest.dropFirst()
             }
         } else {
+            if Self.isIPv6Address(text) {
+                throw ParseError(input: text, reason: "write an IPv6 address in brackets: [\(text)]:2947")
+            }
             let hostPart = rest.prefix { $0 != ":" }
             if !hostPart.isEmpty { host = String(hostPart) }
             rest = rest.dropFirst(hostPart.count)
@@ -77,6 +82,11 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
             device = String(devicePart)
         }
         self.init(host: host, port: port, device: device)
+    }
+
+    private static func isIPv6Address(_ text: String) -> Bool {
+        var address = in6_addr()
+        return inet_pton(AF_INET6, text, &address) == 1
     }
 
     /// `host:port[:device]`, with an IPv6 host in brackets; ``init(parsing:)`` reads it back.

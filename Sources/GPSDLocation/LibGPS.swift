@@ -34,7 +34,12 @@ package final class ReportDecoder {
         bytes.reserveCapacity(line.count + 1)
         for byte in line { bytes.append(CChar(bitPattern: byte)) }
         bytes.append(0)
-        guard bytes.first == CChar(UInt8(ascii: "{")) else { return nil }
+        // A report is one whole JSON object. gpsd's lines end with '}'; libgps's parser accepts a line cut
+        // off anywhere (a recording whose writer died), so insist on both ends.
+        let whitespace: Set<UInt8> = [0x20, 0x09, 0x0D, 0x0A]
+        guard line.first(where: { !whitespace.contains($0) }) == UInt8(ascii: "{"),
+              line.reversed().first(where: { !whitespace.contains($0) }) == UInt8(ascii: "}")
+        else { return nil }
         let result = bytes.withUnsafeMutableBufferPointer { cgps_unpack($0.baseAddress, data, &report) }
         guard result >= 0 else { return nil }
         switch report.report_class {

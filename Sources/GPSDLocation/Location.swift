@@ -9,7 +9,7 @@ public import Foundation
 /// ```swift
 /// let berlin = Location(coordinate: .init(latitude: 52.5163, longitude: 13.3777))
 /// let paris = Location(coordinate: .init(latitude: 48.8584, longitude: 2.2945))
-/// print(berlin.distance(from: paris))   // 877464.3… metres
+/// print(berlin.distance(from: paris))   // 881329.9… metres
 /// ```
 public struct Location: Sendable, Hashable, Codable {
     /// A latitude and longitude in degrees, WGS84.

@@ -66,7 +66,7 @@ struct LineSplitter {
     ) {
         var start = bytes.startIndex
         while let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
-            if overflowing {
+            if overflowing || pending.count + (newline - start) > limit {
                 overflowing = false
                 skipped()
             } else {
