@@ -58,8 +58,7 @@ package final class ReportDecoder {
 
     private func tpvReport() -> GPSDReport {
         let device = deviceText()
-        let timestamp: Date? = report.has_time
-            ? Date(timeIntervalSince1970: Double(report.time_sec) + Double(report.time_nsec) / 1e9) : nil
+        let timestamp: Date? = report.has_time ? GPSDTime.date(seconds: report.time_sec, nanoseconds: report.time_nsec) : nil
         guard report.mode >= 2, report.latitude.isFinite, report.longitude.isFinite else {
             return .noFix(device: device, time: timestamp)
         }
@@ -95,7 +94,7 @@ package final class ReportDecoder {
     /// libgps (up to at least 3.22) does not unpack POLL replies: take the TPVs out and unpack each.
     private func pollReport(_ line: Data) -> GPSDReport? {
         guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { return nil }
-        let time = (object["time"] as? String).flatMap(GPSDTime.parse)
+        let time = (object["time"] as? String).flatMap(GPSDTime.date(from:))
         let tpvs = object["tpv"] as? [Any] ?? []
         var reports: [GPSDReport] = []
         for tpv in tpvs {
@@ -111,14 +110,6 @@ package final class ReportDecoder {
 
 extension Data {
     fileprivate var containsClassKey: Bool { range(of: Data("\"class\"".utf8)) != nil }
-}
-
-/// gpsd's ISO 8601 times (`2025-06-01T12:00:05.000Z`).
-enum GPSDTime {
-    static func parse(_ text: String) -> Date? {
-        (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
-            ?? (try? Date(text, strategy: .iso8601))
-    }
 }
 
 extension Location.Status {

@@ -128,7 +128,7 @@ extension Location: CustomStringConvertible {
         if let speed { text += String(format: " %.2f m/s", speed) }
         if let course { text += String(format: " %.1f°", course) }
         text += " \(fix.rawValue) \(status.rawValue)"
-        if let timestamp { text += " @ \(timestamp.formatted(.iso8601))" }
+        if let timestamp { text += " @ \(GPSDTime.string(from: timestamp))" }
         return text
     }
 }

@@ -29,9 +29,7 @@ protocol LocationWriter: Sendable {
 
 enum Field {
     /// ISO 8601 UTC with milliseconds: `2025-06-01T12:00:05.000Z`.
-    static func timestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
+    static func timestamp(_ date: Date) -> String { GPSDTime.string(from: date) }
 
     /// The shortest text that reads back as the same number.
     static func number(_ value: Double) -> String {

@@ -1,0 +1,37 @@
+public import Foundation
+
+/// gpsd's time format: ISO 8601 in UTC with milliseconds, `2025-06-01T12:00:05.100Z`.
+///
+/// `Date` holds a `Double` of seconds since 2001, which cannot represent most millisecond instants exactly;
+/// Foundation's formatters truncate, so `.100` can print as `.099`. These round to the millisecond.
+///
+/// ```swift
+/// GPSDTime.string(from: fix.timestamp!)          // "2025-06-01T12:00:05.100Z"
+/// GPSDTime.date(from: "2025-06-01T12:00:05.100Z")
+/// ```
+public enum GPSDTime {
+    /// The time as gpsd writes it, rounded to the millisecond.
+    public static func string(from date: Date) -> String {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        let (seconds, fraction) = Int64(milliseconds).quotientAndRemainder(dividingBy: 1000)
+        let whole = seconds - (fraction < 0 ? 1 : 0)
+        var time = time_t(whole)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec),
+            Int(fraction < 0 ? fraction + 1000 : fraction))
+    }
+
+    /// Parses an ISO 8601 time, with or without fractional seconds.
+    public static func date(from text: String) -> Date? {
+        (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            ?? (try? Date(text, strategy: .iso8601))
+    }
+
+    /// A libgps `timespec`, as exactly as a `Date` can hold it.
+    static func date(seconds: Int64, nanoseconds: Int64) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200) + Double(nanoseconds) / 1e9)
+    }
+}

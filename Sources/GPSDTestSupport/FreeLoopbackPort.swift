@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A TCP port on 127.0.0.1 that was free when asked (bind to port 0, read it back, close).
+///
+/// Someone else may take it before you bind it: retry on failure. Returns 0 if no socket could be bound at all.
+public func freeLoopbackPort() -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return 0 }
+    defer { close(fd) }
+    var address = loopback(port: 0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+            bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
+        }
+    }
+    return bound ? UInt16(bigEndian: address.sin_port) : 0
+}
+
+/// Whether a TCP connection to 127.0.0.1:`port` succeeds right now (it is closed again at once).
+func canConnect(port: UInt16) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = loopback(port: port)
+    return withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+}
+
+private func loopback(port: UInt16) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    return address
+}
