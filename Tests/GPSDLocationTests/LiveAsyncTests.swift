@@ -1,0 +1,72 @@
+import Foundation
+import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+/// `AsyncLocationManager` against a real gpsd, fed NMEA by gpsfake.
+@Suite("AsyncLocationManager against a real gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
+struct LiveAsyncTests {
+    @Test("requestLocation(maximumAge:) takes the fix gpsd holds instead of waiting for the next epoch")
+    func maximumAgeUsesPoll() async throws {
+        // One epoch every 3 s (three sentences, one per second): waiting for the next would take seconds.
+        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 1, once: false)
+        defer { fake.stop() }
+        let server = try GPSDServer(parsing: fake.server)
+
+        // Another client sees a fix, so gpsd holds one.
+        let primer = AsyncLocationManager(server: server)
+        let held = try await primer.requestLocation(timeout: .seconds(30))
+
+        // A fresh manager, with nothing cached, asks gpsd.
+        let fresh = AsyncLocationManager(server: server)
+        #expect(fresh.manager.location == nil)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let fix = try await fresh.requestLocation(timeout: .seconds(10), maximumAge: .seconds(60))
+        let elapsed = start.duration(to: clock.now)
+        #expect(fix.timestamp == held.timestamp, "the epoch gpsd held, not the next one")
+        #expect(fix.coordinate == held.coordinate)
+        #expect(elapsed < .seconds(1), "took \(elapsed)")
+    }
+
+    @Test("requestLocation(timeout:) without a fix throws timed out within timeout + 0.5 s")
+    func timeoutWithoutFix() async throws {
+        let fake = try GPSFake.start(logs: [Fixtures.url("nofix.nmea")], cycle: 0.05, once: false)
+        defer { fake.stop() }
+        let gps = AsyncLocationManager(server: try GPSDServer(parsing: fake.server))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = await #expect(throws: LocationError.self) {
+            try await gps.requestLocation(timeout: .seconds(1))
+        }
+        let elapsed = start.duration(to: clock.now)
+        #expect(error?.code == .timedOut)
+        #expect(error?.bestLocation == nil)
+        #expect(elapsed >= .seconds(1) && elapsed < .milliseconds(1500), "took \(elapsed)")
+    }
+
+    @Test("updates() delivers the moving track in order, then stops the watch when the consumer leaves")
+    func updatesDeliverTrack() async throws {
+        let expected = try ExpectedFix.load("moving.expected.json")
+        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 0.01, once: true,
+                                     lingerAfterEnd: 1, waitForClient: true)
+        defer { fake.stop() }
+        let gps = AsyncLocationManager(server: try GPSDServer(parsing: fake.server))
+        var received: [Location] = []
+        // Unbounded: the test wants every fix even if it falls behind (the default keeps the newest 16).
+        for try await fix in gps.updates(bufferingPolicy: .unbounded) {
+            received.append(fix)
+            if let time = fix.timestamp, abs(time.timeIntervalSince(expected.last!.date)) < 0.0005 { break }
+        }
+        expectTrack(received, equals: expected)
+    }
+
+    @Test("gpsd absent: requestLocation throws gpsd unavailable at once")
+    func gpsdAbsent() async throws {
+        let gps = AsyncLocationManager(server: GPSDServer(host: "127.0.0.1", port: closedPort()))
+        let error = await #expect(throws: LocationError.self) {
+            try await gps.requestLocation(timeout: .seconds(5))
+        }
+        #expect(error?.code == .gpsdUnavailable)
+    }
+}

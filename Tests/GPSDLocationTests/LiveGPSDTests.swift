@@ -1,0 +1,143 @@
+import Foundation
+import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+/// `LocationManager` against a real gpsd, fed NMEA by gpsfake.
+@Suite("LocationManager against a real gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
+struct LiveGPSDTests {
+    /// Starts updates from a gpsfake playing `log` once from its first sentence; returns what the delegate
+    /// received up to the epoch `until` (or the error that ended the run).
+    private func run(
+        _ log: String, until lastTime: Date?, cycle: Double = 0.01, configure: (LocationManager) -> Void = { _ in }
+    ) async throws -> (locations: [Location], error: LocationError?, manager: LocationManager) {
+        let fake = try GPSFake.start(logs: [Fixtures.url(log)], cycle: cycle, once: true, lingerAfterEnd: 1,
+                                     waitForClient: true)
+        defer { fake.stop() }
+        let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
+        let delegate = StreamingDelegate()
+        manager.delegate = delegate
+        configure(manager)
+        manager.startUpdatingLocation()
+        let (locations, error) = await delegate.collect(until: lastTime)
+        manager.stopUpdatingLocation()
+        return (locations, error, manager)
+    }
+
+    @Test("every epoch of the moving track reaches the delegate once, in order, with its values")
+    func movingTrack() async throws {
+        let expected = try ExpectedFix.load("moving.expected.json")
+        let (locations, error, _) = try await run("moving.nmea", until: expected.last?.date)
+        #expect(error == nil)
+        expectTrack(locations, equals: expected)
+        // The track crosses into the southern and western hemispheres.
+        #expect(locations.contains { $0.coordinate.latitude < 0 && $0.coordinate.longitude < 0 })
+        #expect(locations.contains { $0.coordinate.latitude > 0 && $0.coordinate.longitude > 0 })
+        // Never two equal locations in a row.
+        #expect(zip(locations, locations.dropFirst()).allSatisfy { $0 != $1 })
+        // MSL and ellipsoidal altitude are told apart (the log has a geoid separation).
+        #expect(locations.allSatisfy { fix in
+            fix.ellipsoidalAltitude.map { hae in fix.altitude.map { hae != $0 } ?? false } ?? false
+        })
+    }
+
+    @Test("a 2D stretch has no altitude, then 3D fixes do")
+    func twoDimensional() async throws {
+        let expected = try ExpectedFix.load("twod.expected.json")
+        let (locations, error, _) = try await run("twod.nmea", until: expected.last?.date)
+        #expect(error == nil)
+        expectTrack(locations, equals: expected)
+        #expect(locations.contains { $0.fix == .twoDimensional })
+    }
+
+    @Test("a 10 Hz receiver's epochs all arrive, in order")
+    func tenHertz() async throws {
+        let expected = try ExpectedFix.load("tenhz.expected.json")
+        let (locations, error, _) = try await run("tenhz.nmea", until: expected.last?.date)
+        #expect(error == nil)
+        expectTrack(locations, equals: expected, refinements: true)
+    }
+
+    @Test("a receiver without a fix produces no location")
+    func noFix() async throws {
+        // Runs to the end of the log: gpsfake then stops gpsd, and the connection ends.
+        let (locations, error, manager) = try await run("nofix.nmea", until: nil)
+        #expect(locations.isEmpty)
+        #expect(manager.location == nil)
+        #expect(error?.code == .connectionLost)
+    }
+
+    @Test("requestLocation() delivers exactly one fix, then disconnects")
+    func requestLocation() async throws {
+        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 0.01, once: false)
+        defer { fake.stop() }
+        let server = try GPSDServer(parsing: fake.server)
+        let oneShot = LocationManager(server: server)
+        let oneShotDelegate = StreamingDelegate()
+        oneShot.delegate = oneShotDelegate
+        oneShot.requestLocation()
+        var first: StreamingDelegate.Event?
+        for await event in oneShotDelegate.events {
+            first = event
+            break
+        }
+        guard case .location(let fix) = try #require(first) else {
+            Issue.record("expected a fix, got \(String(describing: first))")
+            return
+        }
+        #expect(oneShot.location == fix)
+
+        // Let gpsd deliver several more epochs to another client; the one-shot delegate hears nothing more.
+        let watcher = LocationManager(server: server)
+        let watcherDelegate = StreamingDelegate()
+        watcher.delegate = watcherDelegate
+        watcher.startUpdatingLocation()
+        var more = 0
+        for await event in watcherDelegate.events {
+            guard case .location = event else { break }
+            more += 1
+            if more == 5 { break }
+        }
+        watcher.stopUpdatingLocation()
+        #expect(more == 5)
+        oneShot.delegateQueue.sync {}
+        #expect(oneShot.location == fix, "the one-shot manager received nothing after its fix")
+    }
+
+    @Test("gpsd absent: didFailWithError(.gpsdUnavailable) within 1 s")
+    func gpsdAbsent() async throws {
+        let manager = LocationManager(server: GPSDServer(host: "127.0.0.1", port: closedPort()))
+        let delegate = StreamingDelegate()
+        manager.delegate = delegate
+        let clock = ContinuousClock()
+        let start = clock.now
+        manager.startUpdatingLocation()
+        let (locations, error) = await delegate.collect(until: nil)
+        let elapsed = start.duration(to: clock.now)
+        #expect(locations.isEmpty)
+        let failure = try #require(error)
+        #expect(failure.code == .gpsdUnavailable)
+        #expect(failure.libgpsCode != nil)
+        #expect(failure.message.contains("127.0.0.1"))
+        #expect(elapsed < .seconds(1))
+    }
+
+    @Test("a recording replays to the same fixes as the live run")
+    func recordingMatchesLive() async throws {
+        let expected = try ExpectedFix.load("moving.expected.json")
+        let live = try await run("moving.nmea", until: expected.last?.date).locations
+
+        let replay = LocationManager(recording: Fixtures.url("moving.gpsd.json"), pace: .asFastAsPossible)
+        let delegate = StreamingDelegate()
+        replay.delegate = delegate
+        replay.startUpdatingLocation()
+        let (recorded, error) = await delegate.collect(until: expected.last?.date)
+        replay.stopUpdatingLocation()
+        #expect(error == nil)
+
+        // The device path is the one gpsfake's pseudo-terminal had on each run; everything else must agree.
+        func withoutDevice(_ fixes: [Location]) -> [Location] { fixes.map { var fix = $0; fix.device = nil; return fix } }
+        #expect(withoutDevice(recorded) == withoutDevice(live))
+        #expect(replay.skippedLineCount == 0)
+    }
+}
