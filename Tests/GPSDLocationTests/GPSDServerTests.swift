@@ -1,0 +1,130 @@
+import GPSDLocation
+import Testing
+
+@Suite("GPSDServer parsing")
+struct GPSDServerTests {
+    // MARK: Accepted forms
+
+    @Test func defaultServerIsLocalhostOnGPSDPort() {
+        #expect(GPSDServer.defaultPort == 2947)
+        #expect(GPSDServer.default == GPSDServer(host: "localhost", port: 2947, device: nil))
+        #expect(GPSDServer().description == "localhost:2947")
+    }
+
+    @Test(arguments: [
+        ("localhost", GPSDServer(host: "localhost", port: 2947)),
+        ("rover.lan", GPSDServer(host: "rover.lan", port: 2947)),
+        ("192.168.1.7", GPSDServer(host: "192.168.1.7", port: 2947)),
+        (":2948", GPSDServer(host: "localhost", port: 2948)),
+        ("host:2948", GPSDServer(host: "host", port: 2948)),
+        ("host:1", GPSDServer(host: "host", port: 1)),
+        ("host:65535", GPSDServer(host: "host", port: 65535)),
+        ("host:2948:/dev/ttyUSB0", GPSDServer(host: "host", port: 2948, device: "/dev/ttyUSB0")),
+        ("host::/dev/ttyACM0", GPSDServer(host: "host", port: 2947, device: "/dev/ttyACM0")),
+        ("::/dev/ttyACM0", GPSDServer(host: "localhost", port: 2947, device: "/dev/ttyACM0")),
+        ("[::1]", GPSDServer(host: "::1", port: 2947)),
+        ("[::1]:2948", GPSDServer(host: "::1", port: 2948)),
+        ("[fe80::1]:2948:/dev/gps0", GPSDServer(host: "fe80::1", port: 2948, device: "/dev/gps0")),
+        ("[2001:db8::7]::/dev/gps1", GPSDServer(host: "2001:db8::7", port: 2947, device: "/dev/gps1")),
+    ])
+    func parses(text: String, expected: GPSDServer) throws {
+        let server = try GPSDServer(parsing: text)
+        #expect(server == expected)
+        #expect(server.host == expected.host)
+        #expect(server.port == expected.port)
+        #expect(server.device == expected.device)
+    }
+
+    // MARK: Errors
+
+    /// Parses `text`, which must fail, and returns the error.
+    private func parseError(_ text: String) throws -> GPSDServer.ParseError {
+        let error = try #require(throws: GPSDServer.ParseError.self) { try GPSDServer(parsing: text) }
+        #expect(error.input == text)
+        #expect(error.description.hasPrefix("invalid gpsd server '\(text)': "))
+        return error
+    }
+
+    @Test func emptyStringIsRejected() throws {
+        let error = try parseError("")
+        #expect(error.reason.contains("empty"))
+    }
+
+    @Test func unclosedBracketIsRejected() throws {
+        let error = try parseError("[::1")
+        #expect(error.reason.contains("]"))
+        #expect(error.reason.contains("missing"))
+    }
+
+    @Test func emptyBracketsAreRejected() throws {
+        let error = try parseError("[]:2947")
+        #expect(error.reason.contains("no address"))
+    }
+
+    @Test func textAfterClosingBracketMustBeAColon() throws {
+        let error = try parseError("[::1]2947")
+        #expect(error.reason.contains("':' after ']'"))
+    }
+
+    @Test(arguments: ["0", "70000", "65536", "abc", "-1", "29 47"])
+    func invalidPortIsRejected(port: String) throws {
+        let error = try parseError("host:\(port)")
+        #expect(error.reason.contains("'\(port)'"))
+        #expect(error.reason.contains("not a port from 1 to 65535"))
+        // A plain bad port on a plain host is not an IPv6 problem.
+        #expect(!error.reason.contains("bracket"))
+    }
+
+    @Test func invalidPortAfterBracketedHostIsRejected() throws {
+        let error = try parseError("[::1]:0")
+        #expect(error.reason.contains("'0' is not a port"))
+    }
+
+    @Test func unbracketedIPv6WithHexGroupsHintsAtBrackets() throws {
+        let error = try parseError("2001:db8::1")
+        #expect(error.reason.contains("brackets"))
+        #expect(error.reason.contains("[::1]"))
+    }
+
+    /// The documented contract: "an IPv6 address without brackets" throws, with a hint to use brackets.
+    @Test func bareLinkLocalIPv6IsRejectedWithBracketHint() throws {
+        let error = try #require(throws: GPSDServer.ParseError.self) { try GPSDServer(parsing: "fe80::1") }
+        #expect(error.reason.contains("brackets"))
+    }
+
+    @Test func bareLoopbackIPv6IsRejectedWithBracketHint() throws {
+        let error = try #require(throws: GPSDServer.ParseError.self) { try GPSDServer(parsing: "::1") }
+        #expect(error.reason.contains("brackets"))
+    }
+
+    @Test func emptyDeviceIsRejected() throws {
+        let error = try parseError("host:2947:")
+        #expect(error.reason.contains("device"))
+        #expect(error.reason.contains("empty"))
+    }
+
+    @Test func emptyDeviceAfterBracketedHostIsRejected() throws {
+        let error = try parseError("[::1]:2947:")
+        #expect(error.reason.contains("device"))
+    }
+
+    // MARK: Description
+
+    @Test(arguments: [
+        GPSDServer.default,
+        GPSDServer(host: "rover.lan", port: 2948),
+        GPSDServer(host: "10.0.0.2", port: 1, device: "/dev/ttyUSB0"),
+        GPSDServer(host: "::1", port: 2947),
+        GPSDServer(host: "fe80::1", port: 2948, device: "/dev/gps0"),
+        GPSDServer(host: "2001:db8::7", port: 65535, device: "/dev/serial/by-id/usb-u-blox:if00"),
+    ])
+    func descriptionRoundTrips(server: GPSDServer) throws {
+        #expect(try GPSDServer(parsing: server.description) == server)
+    }
+
+    @Test func descriptionBracketsIPv6Hosts() {
+        #expect(GPSDServer(host: "::1", port: 2948).description == "[::1]:2948")
+        #expect(GPSDServer(host: "fe80::1", port: 2948, device: "/dev/gps0").description == "[fe80::1]:2948:/dev/gps0")
+        #expect(GPSDServer(host: "rover", port: 2947, device: "/dev/ttyACM0").description == "rover:2947:/dev/ttyACM0")
+    }
+}
