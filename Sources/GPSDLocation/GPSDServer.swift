@@ -55,7 +55,7 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
             }
         } else {
             if Self.isIPv6Address(text) {
-                throw ParseError(input: text, reason: "write an IPv6 address in brackets: [\(text)]:2947")
+                throw ParseError(input: text, reason: "an IPv6 address goes in brackets, as in [::1]:2947 or [\(text)]")
             }
             let hostPart = rest.prefix { $0 != ":" }
             if !hostPart.isEmpty { host = String(hostPart) }
