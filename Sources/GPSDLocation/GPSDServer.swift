@@ -25,6 +25,7 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
     /// A device selects it through gpsd's `?WATCH` `device` field.
     public var device: String?
 
+    /// A server from its parts: `GPSDServer(host: "10.0.0.7", port: 2947, device: "/dev/ttyACM0")`.
     public init(host: String = "localhost", port: UInt16 = GPSDServer.defaultPort, device: String? = nil) {
         self.host = host
         self.port = port
@@ -102,6 +103,8 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
         /// What is wrong with it, in words.
         public var reason: String
 
+        /// `invalid gpsd server 'host:99999': '99999' is not a port from 1 to 65535`.
+        /// `invalid gpsd server 'host:99999': '99999' is not a port from 1 to 65535`.
         public var description: String { "invalid gpsd server '\(input)': \(reason)" }
     }
 }

@@ -19,6 +19,7 @@ public struct Location: Sendable, Hashable, Codable {
         /// Degrees east of the prime meridian; negative in the western hemisphere.
         public var longitude: Double
 
+        /// A coordinate from degrees: `Location.Coordinate(latitude: 52.52, longitude: 13.405)`.
         public init(latitude: Double, longitude: Double) {
             self.latitude = latitude
             self.longitude = longitude
@@ -87,6 +88,11 @@ public struct Location: Sendable, Hashable, Codable {
     public var device: String?
 
     /// Makes a location; every value but the coordinate is optional.
+    ///
+    /// ```swift
+    /// let fix = Location(coordinate: .init(latitude: -33.8568, longitude: 151.2153), altitude: 12,
+    ///                    horizontalAccuracy: 3.5, timestamp: .now)
+    /// ```
     public init(
         coordinate: Coordinate,
         altitude: Double? = nil,
@@ -121,6 +127,7 @@ public struct Location: Sendable, Hashable, Codable {
 }
 
 extension Location: CustomStringConvertible {
+    /// One line for people: `0.0012700, 0.0012700 alt 50.0 m ±4.2 m 10.00 m/s 225.0° 3D gps @ 2025-06-01T12:00:05.000Z`.
     public var description: String {
         var text = String(format: "%.7f, %.7f", coordinate.latitude, coordinate.longitude)
         if let altitude { text += String(format: " alt %.1f m", altitude) }

@@ -39,6 +39,7 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         /// gpsd said something we cannot use (an ERROR report, a refused command).
         public static let protocolError = Code(.protocolError)
 
+        /// The code in words: `gpsd unavailable`, `timed out`, …
         public var description: String { value.rawValue }
     }
 
@@ -51,6 +52,11 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
     /// For ``Code/timedOut`` and ``Code/locationUnknown``: the best fix seen before giving up, if any.
     public var bestLocation: Location?
 
+    /// Makes an error; mostly for tests and for sources of your own.
+    ///
+    /// ```swift
+    /// let error = LocationError(.locationUnknown, "no fix in 30 s")
+    /// ```
     public init(_ code: Code, _ message: String, libgpsCode: Int32? = nil, bestLocation: Location? = nil) {
         self.code = code
         self.message = message
@@ -58,5 +64,6 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         self.bestLocation = bestLocation
     }
 
+    /// `code: message`, e.g. `gpsd unavailable: cannot connect to gpsd at localhost:2947: …`.
     public var description: String { "\(code): \(message)" }
 }
