@@ -104,7 +104,6 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
         public var reason: String
 
         /// `invalid gpsd server 'host:99999': '99999' is not a port from 1 to 65535`.
-        /// `invalid gpsd server 'host:99999': '99999' is not a port from 1 to 65535`.
         public var description: String { "invalid gpsd server '\(input)': \(reason)" }
     }
 }
