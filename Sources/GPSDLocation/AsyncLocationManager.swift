@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 /// async/await on top of ``LocationManager``: one fix with ``requestLocation(timeout:maximumAge:desiredAccuracy:)``,
 /// a stream of fixes with ``updates(desiredAccuracy:distanceFilter:bufferingPolicy:)``.
@@ -30,8 +29,8 @@ public final class AsyncLocationManager: Sendable {
     /// The manager underneath. Its delegate API stays usable alongside.
     public let manager: LocationManager
 
-    private let state = Mutex(AsyncLocationStateMachine())
-    private let observer = Mutex<Int?>(nil)
+    private let state = Locked(AsyncLocationStateMachine())
+    private let observer = Locked<Int?>(nil)
 
     /// Wraps a manager.
     public init(manager: LocationManager) {
@@ -52,6 +51,13 @@ public final class AsyncLocationManager: Sendable {
 
     deinit {
         if let id = observer.withLock({ $0 }) { manager.removeObserver(id) }
+        // Streams still being read end here; their termination handlers can no longer reach this object, so
+        // their holds on the watch are released now.
+        let streams = state.withLock { $0.removeAllSubscribers() }
+        for stream in streams {
+            manager.releaseUpdates()
+            stream.finish()
+        }
     }
 
     // MARK: One fix
@@ -149,17 +155,17 @@ public final class AsyncLocationManager: Sendable {
             AsyncLocationManager.defaultBufferingPolicy
     ) -> AsyncThrowingStream<Location, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Location.self, bufferingPolicy: bufferingPolicy)
-        let id = state.withLock { state in
-            let id = state.makeID()
-            state.subscribe(id, .init(
-                continuation: continuation, desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter))
-            return id
-        }
-        manager.retainUpdates()
+        let id = state.withLock { $0.makeID() }
+        // The termination handler goes in first: the stream can end (stop(), a failure) before this returns.
         continuation.onTermination = { [weak self] _ in
             guard let self, self.state.withLock({ $0.unsubscribe(id) }) else { return }
             self.manager.releaseUpdates()
         }
+        state.withLock { state in
+            state.subscribe(id, .init(
+                continuation: continuation, desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter))
+        }
+        manager.retainUpdates()
         return stream
     }
 
@@ -171,7 +177,7 @@ public final class AsyncLocationManager: Sendable {
     /// ```
     public func satelliteUpdates() -> AsyncStream<SatelliteCount> {
         let (stream, continuation) = AsyncStream.makeStream(of: SatelliteCount.self, bufferingPolicy: .bufferingNewest(1))
-        let last = Mutex<SatelliteCount?>(nil)
+        let last = Locked<SatelliteCount?>(nil)
         let id = manager.addObserver { event in
             switch event {
             case .satellites(let count):
@@ -229,7 +235,7 @@ public final class AsyncLocationManager: Sendable {
     private func finish(_ resumption: AsyncLocationStateMachine.Resumption?) {
         guard let resumption else { return }
         resumption.timeout?.cancel()
-        resumption.continuation.resume(with: resumption.result)
         manager.releaseUpdates()
+        resumption.continuation.resume(with: resumption.result)
     }
 }

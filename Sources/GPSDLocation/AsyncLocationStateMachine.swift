@@ -86,6 +86,12 @@ struct AsyncLocationStateMachine {
     /// Removes a stream's subscriber; true if it was there (so its demand is released exactly once).
     mutating func unsubscribe(_ id: Int) -> Bool { subscribers.removeValue(forKey: id) != nil }
 
+    /// Removes every subscriber (the manager is going away) and hands back their streams to finish.
+    mutating func removeAllSubscribers() -> [StreamContinuation] {
+        defer { subscribers.removeAll() }
+        return subscribers.values.map(\.continuation)
+    }
+
     // MARK: Events
 
     /// A fix from the manager: the waiters it satisfies, and the streams to yield it to.

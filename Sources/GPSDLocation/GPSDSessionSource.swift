@@ -9,7 +9,7 @@ import Synchronization
 /// wake pipe, so `stop()` takes effect at once, a POLL reply is seen whole, and end of file is unambiguous.
 final class GPSDSessionSource: LocationSource {
     let server: GPSDServer
-    private let current = Mutex<Run?>(nil)
+    private let current = Locked<Run?>(nil)
 
     init(server: GPSDServer) { self.server = server }
 

@@ -1,6 +1,5 @@
 public import Dispatch
 public import Foundation
-import Synchronization
 
 /// Delivers fixes from gpsd, or from a recording, to a delegate: the CoreLocation model on Linux.
 ///
@@ -34,12 +33,22 @@ public final class LocationManager: Sendable {
 
     private let source: any LocationSource
     private let clock: any ManagerClock
-    private let state: Mutex<State>
+    private let state: Locked<State>
+    private let sourceControl = Locked(SourceControl())
     private let queueKey = DispatchSpecificKey<UInt8>()
 
-    private struct State: ~Copyable {
+    private struct State {
         var machine: LocationManagerStateMachine
         weak var delegate: (any LocationManagerDelegate)?
+    }
+
+    /// Which run the source was last told to be in. Starting and stopping happen outside the state lock, so
+    /// two threads' decisions could reach the source in the wrong order; one thread at a time reconciles
+    /// the source with the newest decision instead, and a thread that finds another at it leaves it a note.
+    private struct SourceControl {
+        var actualRun: Int?
+        var busy = false
+        var dirty = false
     }
 
     /// A manager for a live gpsd.
@@ -79,7 +88,7 @@ public final class LocationManager: Sendable {
         self.server = server
         self.clock = clock
         self.delegateQueue = delegateQueue ?? DispatchQueue(label: "GPSDLocation.LocationManager.delegate")
-        self.state = Mutex(State(machine: LocationManagerStateMachine(requestTimeout: Self.defaultRequestTimeout)))
+        self.state = Locked(State(machine: LocationManagerStateMachine(requestTimeout: Self.defaultRequestTimeout)))
         self.delegateQueue.setSpecific(key: queueKey, value: 1)
     }
 
@@ -193,10 +202,8 @@ public final class LocationManager: Sendable {
     private func perform(_ actions: [LocationManagerStateMachine.Action]) {
         for action in actions {
             switch action {
-            case .startSource(let run):
-                source.start { [weak self] event in self?.receive(event, run: run) }
-            case .stopSource:
-                source.stop()
+            case .reconcileSource:
+                reconcileSource()
             case .poll:
                 source.poll()
             case .deliver(let locations, let generation):
@@ -217,6 +224,41 @@ public final class LocationManager: Sendable {
                     self.perform(self.state.withLock { $0.machine.requestTimedOut(request) })
                 }
             }
+        }
+    }
+
+    /// Starts, restarts or stops the source to match the state machine's latest decision. Whoever finds the
+    /// source being reconciled marks it dirty and leaves; the reconciler loops until nothing changed.
+    private func reconcileSource() {
+        let mine = sourceControl.withLock { control -> Bool in
+            if control.busy {
+                control.dirty = true
+                return false
+            }
+            control.busy = true
+            return true
+        }
+        guard mine else { return }
+        while true {
+            let desired = state.withLock { $0.machine.isSourceRunning ? $0.machine.run : nil }
+            let actual = sourceControl.withLock { $0.actualRun }
+            if desired != actual {
+                if let run = desired {
+                    source.start { [weak self] event in self?.receive(event, run: run) }
+                } else {
+                    source.stop()
+                }
+                sourceControl.withLock { $0.actualRun = desired }
+            }
+            let done = sourceControl.withLock { control -> Bool in
+                if control.dirty {
+                    control.dirty = false
+                    return false
+                }
+                control.busy = false
+                return true
+            }
+            if done { return }
         }
     }
 

@@ -23,8 +23,8 @@ struct LocationManagerStateMachine {
     typealias Observer = @Sendable (ManagerEvent) -> Void
 
     enum Action {
-        case startSource(run: Int)
-        case stopSource
+        /// Bring the source in line with ``isSourceRunning`` and ``run``: start, restart or stop it.
+        case reconcileSource
         case poll
         /// Call the delegate with these fixes, unless a stop came in between (`generation` changed).
         case deliver([Location], generation: Int)
@@ -126,13 +126,13 @@ struct LocationManagerStateMachine {
         isSourceRunning = true
         run += 1
         coalescer.reset()
-        return [.startSource(run: run)]
+        return [.reconcileSource]
     }
 
     private mutating func stopSourceIfIdle() -> [Action] {
         guard !wantsFixes, isSourceRunning else { return [] }
         isSourceRunning = false
-        return [.stopSource]
+        return [.reconcileSource]
     }
 
     // MARK: Source events
@@ -208,7 +208,7 @@ struct LocationManagerStateMachine {
         let wasUpdating = isUpdating
         pendingRequest = nil
         isUpdating = false
-        var actions: [Action] = []
+        var actions: [Action] = [.reconcileSource]
         if let error, hadRequest || wasUpdating {
             actions.append(.fail(error, generation: generation))
         } else if hadRequest {

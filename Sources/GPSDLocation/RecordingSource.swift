@@ -26,7 +26,7 @@ public enum ReplayPace: Sendable, Hashable {
 final class RecordingSource: LocationSource {
     let url: URL
     let pace: ReplayPace
-    private let current = Mutex<Run?>(nil)
+    private let current = Locked<Run?>(nil)
 
     init(url: URL, pace: ReplayPace) {
         self.url = url

@@ -1,4 +1,5 @@
 public import Foundation
+import GPSDLocation
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
-import Synchronization
+import GPSDLocation
+
 
 /// A `Clock` that moves only when a test calls ``advance(by:)``. Sleepers are observable: a test awaits
 /// ``waitForSleepers(_:)`` instead of guessing with wall-clock time. Cancelling a sleeping task ends its sleep
@@ -30,7 +31,7 @@ package final class ManualClock: Clock, Sendable {
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     package init() {}
 

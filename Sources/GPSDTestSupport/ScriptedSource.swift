@@ -1,5 +1,4 @@
 package import GPSDLocation
-import Synchronization
 
 /// A ``LocationSource`` a test drives by hand: every event is delivered synchronously, on the test's thread,
 /// by ``send(_:)``. It records how often it was started, stopped and polled, and lets a test await a start.
@@ -12,7 +11,7 @@ package final class ScriptedSource: LocationSource {
         var startWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     package init() {}
 
@@ -75,7 +74,7 @@ package final class ManualManagerClock: ManagerClock {
         var timers: [(deadline: Duration, action: @Sendable () -> Void)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     package init() {}
 

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import GPSDLocation
 
 /// Standard output, written with write(2) so every record reaches a pipe at once (no stdio buffering).
 /// A reader that went away (`whereami -f | head -1`) ends the program quietly with status 0.
@@ -36,7 +36,7 @@ struct StatusReporter: Sendable {
 
 /// Whether a stream saw its first fix before the timeout.
 final class FirstFixWatch: Sendable {
-    private let state = Mutex((seen: false, expired: false))
+    private let state = Locked((seen: false, expired: false))
 
     func sawFix() { state.withLock { $0.seen = true } }
 
