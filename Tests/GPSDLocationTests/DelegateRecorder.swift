@@ -1,5 +1,4 @@
 import GPSDLocation
-import Synchronization
 
 /// One call a ``LocationManager`` made on its delegate.
 enum DelegateEvent: Sendable, Equatable, CustomStringConvertible {
@@ -19,7 +18,7 @@ enum DelegateEvent: Sendable, Equatable, CustomStringConvertible {
 
 /// The calls a delegate received, in order; may outlive the delegate.
 final class DelegateEventLog: Sendable {
-    private let storage = Mutex<[DelegateEvent]>([])
+    private let storage = Locked<[DelegateEvent]>([])
 
     func append(_ event: DelegateEvent) { storage.withLock { $0.append(event) } }
 

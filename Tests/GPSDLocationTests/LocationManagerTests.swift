@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import GPSDLocation
 import GPSDTestSupport
-import Synchronization
 import Testing
 
 /// ``LocationManager`` driven by a ``ScriptedSource`` and a ``ManualManagerClock``: every event is sent on the
@@ -49,7 +48,7 @@ struct LocationManagerTests {
         let queue = DispatchQueue(label: "test.delegate")
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 42)
-        let onQueue = Mutex<[Int?]>([])
+        let onQueue = Locked<[Int?]>([])
         let manager = LocationManager(source: source, clock: clock, delegateQueue: queue)
         let delegate = DelegateRecorder { _, _ in onQueue.withLock { $0.append(DispatchQueue.getSpecific(key: key)) } }
         manager.delegate = delegate
@@ -561,7 +560,7 @@ struct LocationManagerTests {
 
 /// A source that keeps the handler of every run, so a test can send events to a run that has ended.
 private final class HandlerKeepingSource: LocationSource {
-    private let handlers = Mutex<[@Sendable (SourceEvent) -> Void]>([])
+    private let handlers = Locked<[@Sendable (SourceEvent) -> Void]>([])
 
     func start(_ handler: @escaping @Sendable (SourceEvent) -> Void) { handlers.withLock { $0.append(handler) } }
     func stop() {}

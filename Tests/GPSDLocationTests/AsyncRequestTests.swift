@@ -1,0 +1,362 @@
+import Foundation
+import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+/// `AsyncLocationManager.requestLocation`: each way a request ends, `maximumAge`, `desiredAccuracy`, and the
+/// one shared watch. Every event is driven by hand (a `ScriptedSource`, a `ManualManagerClock` for the manager,
+/// a `ManualClock` for timeouts); a test waits only for events it can observe.
+@Suite("Async requests", .timeLimit(.minutes(1)))
+struct AsyncRequestTests {
+    private let connectionLost = LocationError(.connectionLost, "connection to gpsd at localhost:2947 lost")
+
+    // MARK: How a request ends
+
+    @Test func aFixResolvesTheRequestAndStopsTheWatch() async {
+        let rig = AsyncRig()
+        let request = rig.request(timeout: .seconds(10))
+        await rig.clock.waitForSleepers(1)
+        #expect(rig.source.isRunning)
+        #expect(rig.source.startCount == 1)
+
+        let fix = Location.sample(second: 1)
+        #expect(rig.source.send(fix))
+
+        #expect(await request.value == .fix(fix))
+        #expect(!rig.source.isRunning)
+        #expect(rig.source.stopCount == 1)
+        #expect(rig.clock.sleeperCount == 0, "the timeout's sleep is cancelled with the request")
+    }
+
+    @Test func aFailureOfTheManagerIsThrown() async {
+        let rig = AsyncRig()
+        let request = rig.request()
+        await rig.clock.waitForSleepers(1)
+
+        rig.source.send(.failed(connectionLost))
+
+        #expect(await request.value == .error(connectionLost))
+        #expect(rig.clock.sleeperCount == 0)
+        #expect(rig.watch.runEnds == 1, "the manager ended the run")
+    }
+
+    @Test func theEndOfARecordingFailsWithLocationUnknownAndTheBestFix() async throws {
+        let rig = AsyncRig()
+        let request = rig.request(desiredAccuracy: 10)
+        await rig.clock.waitForSleepers(1)
+        let rough = Location.sample(second: 1, accuracy: 30)
+        rig.source.send(rough)
+
+        rig.source.send(.finished)
+
+        let error = try #require(await request.value.locationError)
+        #expect(error.code == .locationUnknown)
+        #expect(error.bestLocation == rough)
+    }
+
+    @Test func theTimeoutThrowsTimedOutWithNoBestWhenNothingArrived() async throws {
+        let rig = AsyncRig()
+        let request = rig.request(timeout: .seconds(5))
+        await rig.clock.waitForSleepers(1)
+
+        rig.clock.advance(by: .seconds(4))
+        #expect(rig.clock.sleeperCount == 1, "not yet due")
+        rig.clock.advance(by: .seconds(1))
+
+        let error = try #require(await request.value.locationError)
+        #expect(error.code == .timedOut)
+        #expect(error.bestLocation == nil)
+        await rig.watch.waitUntilIdle()
+        #expect(!rig.source.isRunning)
+        #expect(rig.source.stopCount == 1)
+    }
+
+    @Test func cancellationThrowsCancellationErrorAtOnce() async {
+        let rig = AsyncRig()
+        let request = rig.request(timeout: .seconds(60))
+        await rig.clock.waitForSleepers(1)
+
+        request.cancel()
+        // The cancellation handler ran inside `cancel()`: the watch and the timeout are already gone.
+        #expect(!rig.source.isRunning)
+        #expect(rig.clock.sleeperCount == 0)
+
+        #expect(await request.value == .cancelled)
+        // A failure afterwards is not reported to the cancelled request.
+        #expect(!rig.source.send(.failed(connectionLost)))
+    }
+
+    @Test func aRequestInAnAlreadyCancelledTaskThrowsWithoutStartingTheWatch() async {
+        let rig = AsyncRig()
+        let (gps, clock) = (rig.gps, rig.clock)
+        let request = Task { () -> AsyncOutcome in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await AsyncOutcome.of { try await gps.requestLocation(timeout: .seconds(5), clock: clock) }
+        }
+        #expect(await request.value == .cancelled)
+        #expect(rig.source.startCount == 0)
+        #expect(rig.clock.sleeperCount == 0)
+    }
+
+    @Test func aRequestCancelledBeforeItRegistersThrowsCancellationErrorAndHoldsNothing() async {
+        let rig = AsyncRig()
+        // A stream holds the watch throughout, so the requests neither start nor stop it.
+        let updates = rig.gps.updates()
+        for _ in 0..<200 {
+            let request = rig.request(timeout: .seconds(5))
+            request.cancel()
+            #expect(await request.value == .cancelled)
+        }
+        #expect(rig.clock.sleeperCount == 0)
+
+        rig.gps.stop()
+        #expect(!rig.source.isRunning, "no cancelled request still holds the watch")
+        #expect(rig.source.startCount == 1)
+        #expect(rig.source.stopCount == 1)
+        withExtendedLifetime(updates) {}
+    }
+
+    @Test func stopCancelsEveryPendingRequestAndStopsTheWatch() async {
+        let rig = AsyncRig()
+        let requests = (0..<3).map { _ in rig.request(timeout: .seconds(60)) }
+        await rig.clock.waitForSleepers(3)
+
+        rig.gps.stop()
+
+        #expect(!rig.source.isRunning)
+        #expect(rig.source.stopCount == 1)
+        for request in requests { #expect(await request.value == .cancelled) }
+        #expect(rig.clock.sleeperCount == 0)
+        // The manager is usable again afterwards.
+        let next = rig.request()
+        await rig.source.waitForStart(count: 2)
+        let fix = Location.sample(second: 1)
+        rig.source.send(fix)
+        #expect(await next.value == .fix(fix))
+    }
+
+    // MARK: The shared watch
+
+    @Test func theWatchStopsWhenTheLastWaiterLeaves() async throws {
+        let rig = AsyncRig()
+        let cancelled = rig.request(timeout: .seconds(60))
+        let timingOut = rig.request(timeout: .seconds(5))
+        let served = rig.request(timeout: .seconds(60))
+        await rig.clock.waitForSleepers(3)
+        #expect(rig.source.startCount == 1)
+
+        cancelled.cancel()
+        #expect(await cancelled.value == .cancelled)
+        #expect(rig.source.isRunning, "two requests still wait")
+
+        rig.clock.advance(by: .seconds(5))
+        #expect(try #require(await timingOut.value.locationError).code == .timedOut)
+        #expect(rig.source.isRunning, "one request still waits")
+        #expect(rig.source.stopCount == 0)
+
+        let fix = Location.sample(second: 1)
+        rig.source.send(fix)
+        #expect(await served.value == .fix(fix))
+        #expect(!rig.source.isRunning)
+        #expect(rig.source.startCount == 1)
+        #expect(rig.source.stopCount == 1)
+    }
+
+    @Test func aThousandCallersShareOneWatchAndOneFix() async {
+        let rig = AsyncRig()
+        let requests = (0..<1_000).map { _ in rig.request(timeout: .seconds(60)) }
+        await rig.clock.waitForSleepers(1_000)
+        #expect(rig.source.startCount == 1)
+
+        let fix = Location.sample(second: 7)
+        #expect(rig.source.send(fix))
+
+        var served = 0
+        for request in requests where await request.value == .fix(fix) { served += 1 }
+        #expect(served == 1_000)
+        #expect(rig.source.startCount == 1)
+        #expect(rig.source.stopCount == 1)
+        #expect(!rig.source.isRunning)
+        #expect(rig.clock.sleeperCount == 0)
+    }
+
+    @Test func cancellingHalfOfAThousandCallersLeavesTheOtherHalfServed() async {
+        let rig = AsyncRig()
+        let requests = (0..<1_000).map { _ in rig.request(timeout: .seconds(60)) }
+        await rig.clock.waitForSleepers(1_000)
+
+        for (index, request) in requests.enumerated() where index.isMultiple(of: 2) { request.cancel() }
+        #expect(rig.clock.sleeperCount == 500)
+        #expect(rig.source.isRunning)
+        #expect(rig.source.stopCount == 0)
+
+        let fix = Location.sample(second: 7)
+        #expect(rig.source.send(fix))
+
+        var (served, cancelled, other) = (0, 0, 0)
+        for (index, request) in requests.enumerated() {
+            switch await request.value {
+            case .fix(fix) where !index.isMultiple(of: 2): served += 1
+            case .cancelled where index.isMultiple(of: 2): cancelled += 1
+            default: other += 1
+            }
+        }
+        #expect(served == 500)
+        #expect(cancelled == 500)
+        #expect(other == 0)
+        #expect(rig.source.startCount == 1)
+        #expect(!rig.source.isRunning)
+    }
+
+    // MARK: desiredAccuracy
+
+    @Test func fixesWorseThanDesiredOrOfUnknownAccuracyDoNotSatisfy() async {
+        let rig = AsyncRig()
+        let request = rig.request(desiredAccuracy: 10)
+        await rig.clock.waitForSleepers(1)
+
+        rig.source.send(.sample(second: 1, accuracy: 50))
+        rig.source.send(.sample(second: 2, accuracy: nil))
+        rig.source.send(.sample(second: 3, accuracy: 10.5))
+        #expect(rig.clock.sleeperCount == 1, "still waiting")
+        #expect(rig.source.isRunning)
+
+        let exact = Location.sample(second: 4, accuracy: 10)
+        rig.source.send(exact)
+        #expect(await request.value == .fix(exact), "an accuracy equal to the desired one qualifies")
+    }
+
+    @Test func onTimeoutBestLocationIsTheMostAccurateFixSeen() async throws {
+        let rig = AsyncRig()
+        let request = rig.request(timeout: .seconds(5), desiredAccuracy: 10)
+        await rig.clock.waitForSleepers(1)
+        let best = Location.sample(second: 3, accuracy: 20)
+        for fix: Location in [.sample(second: 1, accuracy: 50), .sample(second: 2, accuracy: nil), best,
+                              .sample(second: 4, accuracy: 30), .sample(second: 5, accuracy: nil)] {
+            rig.source.send(fix)
+        }
+
+        rig.clock.advance(by: .seconds(5))
+
+        let error = try #require(await request.value.locationError)
+        #expect(error.code == .timedOut)
+        #expect(error.bestLocation == best)
+        #expect(error.message.contains("10.0 m"))
+    }
+
+    @Test func aFixOfUnknownAccuracyIsTheBestOnlyWhenNoneIsKnown() async throws {
+        let rig = AsyncRig()
+        let request = rig.request(timeout: .seconds(5), desiredAccuracy: 10)
+        await rig.clock.waitForSleepers(1)
+        let unknown = Location.sample(second: 1, accuracy: nil)
+        rig.source.send(unknown)
+
+        rig.clock.advance(by: .seconds(5))
+
+        #expect(try #require(await request.value.locationError).bestLocation == unknown)
+    }
+
+    // MARK: maximumAge
+
+    @Test func aFixYoungerThanMaximumAgeIsReturnedAtOnce() async throws {
+        let rig = AsyncRig()
+        let first = rig.request()
+        await rig.source.waitForStart()
+        let fix = Location.sample(second: 1)
+        rig.source.send(fix)
+        #expect(await first.value == .fix(fix))
+        #expect(rig.source.stopCount == 1)
+
+        rig.managerClock.advance(by: .seconds(4))
+        let again = try await rig.gps.requestLocation(
+            timeout: .seconds(5), maximumAge: .seconds(5), clock: rig.clock)
+
+        #expect(again == fix)
+        #expect(rig.source.startCount == 1, "no new watch")
+        #expect(rig.source.pollCount == 0)
+        #expect(rig.clock.sleeperCount == 0)
+    }
+
+    @Test func aFixFromAStreamCountsForMaximumAge() async throws {
+        let rig = AsyncRig()
+        let updates = rig.gps.updates()
+        let fix = Location.sample(second: 1)
+        rig.source.send(fix)
+        rig.managerClock.advance(by: .seconds(2))
+
+        let returned = try await rig.gps.requestLocation(
+            timeout: .seconds(5), maximumAge: .seconds(2), clock: rig.clock)
+
+        #expect(returned == fix)
+        #expect(rig.source.pollCount == 0)
+        rig.gps.stop()
+        var iterator = updates.makeAsyncIterator()
+        #expect(try await iterator.next() == fix)
+        #expect(try await iterator.next() == nil)
+    }
+
+    @Test func aFixTooInaccurateForTheRequestIsNotReturnedAtOnce() async {
+        let rig = AsyncRig()
+        let updates = rig.gps.updates()
+        rig.source.send(.sample(second: 1, accuracy: 40))
+
+        let request = rig.request(maximumAge: .seconds(5), desiredAccuracy: 10)
+        await rig.clock.waitForSleepers(1)
+        #expect(rig.source.pollCount == 1)
+        let accurate = Location.sample(second: 2, accuracy: 4)
+        rig.source.send(accurate)
+        #expect(await request.value == .fix(accurate))
+        withExtendedLifetime(updates) {}
+    }
+
+    @Test func anOlderFixMakesTheRequestPollAndWait() async {
+        let rig = AsyncRig()
+        let first = rig.request()
+        await rig.source.waitForStart()
+        rig.source.send(.sample(second: 1))
+        _ = await first.value
+        rig.managerClock.advance(by: .seconds(10))
+
+        let request = rig.request(timeout: .seconds(30), maximumAge: .seconds(5))
+        await rig.clock.waitForSleepers(1)
+        #expect(rig.source.startCount == 2)
+        #expect(rig.source.pollCount == 1)
+
+        let next = Location.sample(second: 11)
+        rig.source.send(next)
+        #expect(await request.value == .fix(next))
+    }
+
+    @Test func aPolledFixSatisfiesMaximumAgeOnlyWhenYoungEnough() async {
+        let rig = AsyncRig()
+        let request = rig.request(timeout: .seconds(30), maximumAge: .seconds(5))
+        await rig.clock.waitForSleepers(1)
+        #expect(rig.source.pollCount == 1, "no fix held yet, so it asks gpsd for its current one")
+
+        // gpsd holds a fix 8 s old: too old.
+        let stale = Location.sample(second: 1)
+        rig.source.send(.report(.poll(time: stale.timestamp!.addingTimeInterval(8), reports: [.fix(stale)])))
+        #expect(rig.clock.sleeperCount == 1, "still waiting")
+
+        // A later poll reply holds a fix 3 s old: young enough.
+        let young = Location.sample(second: 20)
+        rig.source.send(.report(.poll(time: young.timestamp!.addingTimeInterval(3), reports: [.fix(young)])))
+        #expect(await request.value == .fix(young))
+        #expect(!rig.source.isRunning)
+    }
+
+    @Test func aRequestWithoutMaximumAgeNeitherPollsNorTakesAPolledFix() async {
+        let rig = AsyncRig()
+        let request = rig.request(timeout: .seconds(30))
+        await rig.clock.waitForSleepers(1)
+        #expect(rig.source.pollCount == 0)
+
+        let polled = Location.sample(second: 1)
+        rig.source.send(.report(.poll(time: polled.timestamp!.addingTimeInterval(1), reports: [.fix(polled)])))
+        #expect(rig.clock.sleeperCount == 1, "a polled fix is not a new one")
+
+        let live = Location.sample(second: 2)
+        rig.source.send(live)
+        #expect(await request.value == .fix(live))
+    }
+}
