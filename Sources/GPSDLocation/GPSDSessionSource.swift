@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 
 /// Reports from a live gpsd, through libgps, on a thread of its own.
 ///
@@ -9,54 +8,28 @@ import Synchronization
 /// wake pipe, so `stop()` takes effect at once, a POLL reply is seen whole, and end of file is unambiguous.
 final class GPSDSessionSource: LocationSource {
     let server: GPSDServer
-    private let current = Locked<Run?>(nil)
+    private let thread: SourceThread
 
-    init(server: GPSDServer) { self.server = server }
-
-    /// One connection's life: created by `start`, ended by `stop` or by the connection failing.
-    private final class Run: Sendable {
-        let wake = WakePipe()
-        let stopped = Atomic(false)
-        let pollRequested = Atomic(false)
+    init(server: GPSDServer) {
+        self.server = server
+        self.thread = SourceThread(name: "GPSDLocation gpsd \(server)")
     }
 
     func start(_ handler: @escaping @Sendable (SourceEvent) -> Void) {
-        let run = Run()
-        let previous = current.withLock { current in
-            defer { current = run }
-            return current
-        }
-        previous.map(Self.end)
         let server = server
-        let thread = Thread { Self.runLoop(server: server, run: run, handler: handler) }
-        thread.name = "GPSDLocation gpsd \(server)"
-        thread.start()
+        thread.start { run in Self.runLoop(server: server, run: run, handler: handler) }
     }
 
-    func stop() {
-        current.withLock { current in
-            defer { current = nil }
-            return current
-        }.map(Self.end)
-    }
+    func stop() { thread.stop() }
 
-    func poll() {
-        guard let run = current.withLock({ $0 }) else { return }
-        run.pollRequested.store(true, ordering: .releasing)
-        run.wake.signal()
-    }
+    func poll() { thread.run?.requestPoll() }
 
-    private static func end(_ run: Run) {
-        run.stopped.store(true, ordering: .releasing)
-        run.wake.signal()
-    }
-
-    private static func runLoop(server: GPSDServer, run: Run, handler: @Sendable (SourceEvent) -> Void) {
+    private static func runLoop(server: GPSDServer, run: SourceThread.Run, handler: @Sendable (SourceEvent) -> Void) {
         let connection: LibGPSConnection
         do {
             connection = try LibGPSConnection(server: server)
         } catch {
-            if !run.stopped.load(ordering: .acquiring) { handler(.failed(error)) }
+            if !run.isStopped { handler(.failed(error)) }
             return
         }
         defer { connection.close() }
@@ -66,13 +39,13 @@ final class GPSDSessionSource: LocationSource {
         let fd = connection.fileDescriptor
 
         func lost(_ reason: String) {
-            if !run.stopped.load(ordering: .acquiring) {
+            if !run.isStopped {
                 handler(.failed(LocationError(.connectionLost, "connection to gpsd at \(server) lost: \(reason)")))
             }
         }
 
-        while !run.stopped.load(ordering: .acquiring) {
-            if run.pollRequested.exchange(false, ordering: .acquiringAndReleasing) {
+        while !run.isStopped {
+            if run.takePollRequest() {
                 guard connection.send("?POLL;") else { return lost("sending ?POLL; failed") }
             }
             guard run.wake.wait(readable: fd, timeout: nil) else { continue }
@@ -86,7 +59,7 @@ final class GPSDSessionSource: LocationSource {
                 splitter.append(
                     UnsafeRawBufferPointer(rebasing: bytes[0..<count]),
                     line: { line in
-                        guard !run.stopped.load(ordering: .relaxed) else { return }
+                        guard !run.isStopped else { return }
                         handler(decoder.decode(line).map(SourceEvent.report) ?? .skippedLine)
                     },
                     skipped: { handler(.skippedLine) })

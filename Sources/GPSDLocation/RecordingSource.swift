@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 
 /// How fast a recording is replayed.
 public enum ReplayPace: Sendable, Hashable {
@@ -26,46 +25,23 @@ public enum ReplayPace: Sendable, Hashable {
 final class RecordingSource: LocationSource {
     let url: URL
     let pace: ReplayPace
-    private let current = Locked<Run?>(nil)
+    private let thread = SourceThread(name: "GPSDLocation replay")
 
     init(url: URL, pace: ReplayPace) {
         self.url = url
         self.pace = pace
     }
 
-    private final class Run: Sendable {
-        let wake = WakePipe()
-        let stopped = Atomic(false)
-    }
-
     func start(_ handler: @escaping @Sendable (SourceEvent) -> Void) {
-        let run = Run()
-        let previous = current.withLock { current in
-            defer { current = run }
-            return current
-        }
-        previous.map(Self.end)
         let (url, pace) = (url, pace)
-        let thread = Thread { Self.replay(url: url, pace: pace, run: run, handler: handler) }
-        thread.name = "GPSDLocation replay"
-        thread.start()
+        thread.start { run in Self.replay(url: url, pace: pace, run: run, handler: handler) }
     }
 
-    func stop() {
-        current.withLock { current in
-            defer { current = nil }
-            return current
-        }.map(Self.end)
-    }
+    func stop() { thread.stop() }
 
     func poll() {}
 
-    private static func end(_ run: Run) {
-        run.stopped.store(true, ordering: .releasing)
-        run.wake.signal()
-    }
-
-    private static func replay(url: URL, pace: ReplayPace, run: Run, handler: @Sendable (SourceEvent) -> Void) {
+    private static func replay(url: URL, pace: ReplayPace, run: SourceThread.Run, handler: @Sendable (SourceEvent) -> Void) {
         guard let file = fopen(url.path, "r") else {
             let reason = String(cString: strerror(errno))
             handler(.failed(LocationError(.invalidRecording, "cannot read recording \(url.path): \(reason)")))
@@ -79,7 +55,7 @@ final class RecordingSource: LocationSource {
         var capacity = 0
         defer { free(line) }
 
-        while !run.stopped.load(ordering: .acquiring) {
+        while !run.isStopped {
             let length = getline(&line, &capacity, file)
             guard length >= 0, let line else { break }
             let bytes = UnsafeRawBufferPointer(start: line, count: length)
@@ -92,11 +68,11 @@ final class RecordingSource: LocationSource {
             reports += 1
             if let delay = clock.delay(before: report) {
                 _ = run.wake.wait(readable: nil, timeout: delay)
-                if run.stopped.load(ordering: .acquiring) { return }
+                if run.isStopped { return }
             }
             handler(.report(report))
         }
-        guard !run.stopped.load(ordering: .acquiring) else { return }
+        guard !run.isStopped else { return }
         if reports == 0 {
             handler(.failed(LocationError(.invalidRecording, "no gpsd reports in recording \(url.path)")))
         } else {
