@@ -89,6 +89,8 @@ struct WhereAmI: AsyncParsableCommand {
     }
 
     mutating func run() async throws {
+        // A reader that goes away (`whereami -f | head -1`) must end us through EPIPE, cleanly, not SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
         let status = StatusReporter(quiet: quiet)
         let gps: AsyncLocationManager
         if let recording = try recordingURL() {
@@ -139,12 +141,16 @@ struct WhereAmI: AsyncParsableCommand {
         let firstFixTimeout = Duration.seconds(timeout)
         status.say("waiting for fixes (first within \(Field.number(timeout)) s)")
 
+        // A live receiver cannot wait for a slow reader, so keep the newest fixes; a recording can, and a
+        // replay as fast as possible would otherwise outrun the writer and lose fixes.
+        let buffering: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy =
+            replay != nil || demo ? .unbounded : AsyncLocationManager.defaultBufferingPolicy
         let firstFix = FirstFixWatch()
         let consumer = Task { [writer] () throws -> any LocationWriter in
             var writer = writer
             var printed = 0
             var lastTime: Date?
-            for try await fix in gps.updates(desiredAccuracy: accuracy, distanceFilter: distance) {
+            for try await fix in gps.updates(desiredAccuracy: accuracy, distanceFilter: distance, bufferingPolicy: buffering) {
                 firstFix.sawFix()
                 if let interval, let last = lastTime, let time = fix.timestamp, time.timeIntervalSince(last) < interval {
                     continue
