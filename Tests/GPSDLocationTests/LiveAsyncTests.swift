@@ -8,8 +8,8 @@ import Testing
 struct LiveAsyncTests {
     @Test("requestLocation(maximumAge:) takes the fix gpsd holds instead of waiting for the next epoch")
     func maximumAgeUsesPoll() async throws {
-        // One epoch every 3 s (three sentences, one per second): waiting for the next would take seconds.
-        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 1, once: false)
+        // One epoch every 1.5 s (three sentences, 0.5 s apart): waiting for the next would take up to 1.5 s.
+        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 0.5, once: false, waitForClient: true)
         defer { fake.stop() }
         let server = try GPSDServer(parsing: fake.server)
 
@@ -26,12 +26,12 @@ struct LiveAsyncTests {
         let elapsed = start.duration(to: clock.now)
         #expect(fix.timestamp == held.timestamp, "the epoch gpsd held, not the next one")
         #expect(fix.coordinate == held.coordinate)
-        #expect(elapsed < .seconds(1), "took \(elapsed)")
+        #expect(elapsed < .milliseconds(500), "took \(elapsed)")
     }
 
     @Test("requestLocation(timeout:) without a fix throws timed out within timeout + 0.5 s")
     func timeoutWithoutFix() async throws {
-        let fake = try GPSFake.start(logs: [Fixtures.url("nofix.nmea")], cycle: 0.05, once: false)
+        let fake = try GPSFake.start(logs: [Fixtures.url("nofix.nmea")], cycle: 0.05, once: false, waitForClient: true)
         defer { fake.stop() }
         let gps = AsyncLocationManager(server: try GPSDServer(parsing: fake.server))
         let clock = ContinuousClock()

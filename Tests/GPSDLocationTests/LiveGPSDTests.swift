@@ -69,7 +69,7 @@ struct LiveGPSDTests {
 
     @Test("requestLocation() delivers exactly one fix, then disconnects")
     func requestLocation() async throws {
-        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 0.01, once: false)
+        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 0.01, once: false, waitForClient: true)
         defer { fake.stop() }
         let server = try GPSDServer(parsing: fake.server)
         let oneShot = LocationManager(server: server)

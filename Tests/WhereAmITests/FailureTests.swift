@@ -1,0 +1,97 @@
+import Foundation
+import GPSDTestSupport
+import Testing
+
+extension WhereAmIProcessTests {
+    /// How `whereami` fails: no gpsd (69), no fix before the timeout (75).
+    @Suite("whereami when gpsd is absent or has no fix", .timeLimit(.minutes(1)))
+    struct FailureTests {
+        /// A run of whereami and what merely launching it cost at the time.
+        struct TimedRun {
+            var result: CLIResult
+            /// How long a whereami that exits at once (a usage error) took just before.
+            var launch: Duration
+            /// `result.elapsed` less `launch`: what the run itself took.
+            var net: Duration { result.elapsed - launch }
+        }
+
+        /// Runs whereami until its own time (net of the launch) is under `limit`, at most five times, pausing between
+        /// runs. On a quiet machine a launch costs some 30 ms, but when every suite (or another project's build)
+        /// keeps both cores busy, a debug binary linking Foundation can take a second or two just to start and exit;
+        /// that says nothing about whereami. Returns every run.
+        private func runUntilFaster(than limit: Duration, _ arguments: [String]) async throws -> [TimedRun] {
+            var runs: [TimedRun] = []
+            while true {
+                let launch = try await whereami("--no-such-option").elapsed
+                runs.append(TimedRun(result: try await whereami(arguments), launch: launch))
+                if runs.last!.net < limit || runs.count == 5 { return runs }
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+
+        @Test("no gpsd listening: exit 69 within 1 s, stderr names the address and the reason",
+              arguments: [[], ["-q"], ["--follow"], ["--follow", "--format", "json", "-q"]])
+        func gpsdAbsent(options: [String]) async throws {
+            let port = freeLoopbackPort()
+            try #require(port != 0)
+            let server = "127.0.0.1:\(port)"
+            let runs = try await runUntilFaster(than: .seconds(1), options + [server])
+            #expect(runs.map(\.net).min()! < .seconds(1),
+                    "gives up at once, not after a timeout: \(runs.map { "\($0.result.elapsed) (launch \($0.launch))" })")
+            let result = runs.last!.result
+            #expect(runs.allSatisfy { $0.result.status == 69 && !$0.result.endedBySignal }, "\(result)")
+            let errorLines = result.stderr.split(separator: "\n").filter { $0.contains(server) && $0.contains("connect") }
+            #expect(!errorLines.isEmpty, "an error naming \(server) and why: \(result.stderr)")
+            #expect(result.stderr.contains("can't connect") || result.stderr.contains("refused"),
+                    "the reason: \(result.stderr)")
+            #expect(result.stdout.isEmpty, "no fix on stdout: \(result.stdout)")
+            if options.contains("-q") {
+                #expect(!result.stderr.contains("asking gpsd"), "--quiet leaves only the error: \(result.stderr)")
+            }
+        }
+
+        @Test("no gpsd listening with --follow --format gpx: exit 69, and what stdout got is a complete document")
+        func gpsdAbsentDocument() async throws {
+            let port = freeLoopbackPort()
+            let result = try await whereami("--follow", "--format", "gpx", "-q", "127.0.0.1:\(port)")
+            #expect(result.status == 69, "\(result)")
+            #expect(try Formats.gpxRecords(result.stdout).isEmpty)
+        }
+
+        @Test("no fix (nofix.nmea): --timeout 1 exits 75 after about 1 s and says so",
+              .enabled(if: GPSFake.isAvailable),
+              arguments: [["-q"], ["--follow", "--format", "json"], ["--follow", "--format", "gpx"]])
+        func noFix(options: [String]) async throws {
+            try await withGPSFake("nofix.nmea", once: false) { fake in
+                let runs = try await runUntilFaster(than: .milliseconds(2500), options + ["--timeout", "1", fake.server])
+                let result = runs.last!.result
+                #expect(runs.allSatisfy { $0.result.status == 75 && !$0.result.endedBySignal }, "\(result)")
+                #expect(runs.allSatisfy { $0.result.elapsed >= .seconds(1) }, "waits the whole second: \(runs.map(\.result.elapsed))")
+                #expect(runs.map(\.net).min()! < .milliseconds(2500),
+                        "and not much longer: \(runs.map { "\($0.result.elapsed) (launch \($0.launch))" })")
+                #expect(result.stderr.contains("no fix"), "says why: \(result.stderr)")
+                #expect(result.stderr.contains("1.0 s"), "and how long it waited: \(result.stderr)")
+                switch options.last {
+                case "gpx":
+                    #expect(try Formats.gpxRecords(result.stdout).isEmpty, "an empty but complete GPX document")
+                default:
+                    #expect(result.stdout.isEmpty, "nothing on stdout: \(result.stdout)")
+                }
+            }
+        }
+
+        @Test("gpsd going away mid-stream: every fix printed, a complete GPX document, then exit 69",
+              .enabled(if: GPSFake.isAvailable))
+        func connectionLost() async throws {
+            let track = try ExpectedTrack("twod")
+            // Played once; gpsfake stops gpsd a second after the last sentence.
+            try await withGPSFake("twod.nmea", cycle: 0.02, once: true) { fake in
+                let result = try await whereami("--follow", "--format", "gpx", fake.server)
+                #expect(result.status == 69 && !result.endedBySignal, "\(result)")
+                #expect(result.stderr.contains("connection to gpsd at \(fake.server) lost"), "\(result.stderr)")
+                let records = try Formats.gpxRecords(result.stdout)
+                expectWholeTrack(records, equals: track, carries: [.altitude, .fix])
+            }
+        }
+    }
+}

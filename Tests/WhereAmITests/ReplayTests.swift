@@ -1,0 +1,141 @@
+import Foundation
+import GPSDTestSupport
+import Testing
+
+extension WhereAmIProcessTests {
+    /// `--replay FILE` and `--demo`: recordings instead of gpsd (no gpsd needed).
+    @Suite("whereami replaying recordings", .timeLimit(.minutes(1)))
+    struct ReplayTests {
+        /// The recording bundled with whereami, in the source tree.
+        static let bundledRecording = packageDirectory
+            .appendingPathComponent("Sources/whereami/Resources/drive.gpsd.json")
+
+        @Test("the bundled recording exists and holds the drive's reports")
+        func bundledRecordingIsThere() throws {
+            try #require(FileManager.default.fileExists(atPath: Self.bundledRecording.path),
+                         "Sources/whereami/Resources/drive.gpsd.json is missing")
+            let text = try String(contentsOf: Self.bundledRecording, encoding: .utf8)
+            try #require(!text.isEmpty, "Sources/whereami/Resources/drive.gpsd.json is empty")
+            // gpspipe ends its lines with CR LF.
+            let fixes = text.split(whereSeparator: \.isNewline)
+                .filter { $0.contains(#""class":"TPV""#) && $0.contains(#""mode":3"#) }
+            let track = try ExpectedTrack("drive")
+            #expect(fixes.count == track.fixes.count,
+                    "\(fixes.count) 3D TPVs for the \(track.fixes.count) fixes of drive.nmea")
+        }
+
+        @Test("--demo --speed 0 --format json -q prints one fix of the drive and exits 0")
+        func demoOneShot() async throws {
+            let track = try ExpectedTrack("drive")
+            let result = try await whereami("--demo", "--speed", "0", "--format", "json", "-q")
+            #expect(result.status == 0 && !result.endedBySignal, "\(result)")
+            #expect(result.stderr.isEmpty, "\(result.stderr)")
+            try #require(result.stdoutLines.count == 1, "\(result)")
+            expectRecord(try Formats.jsonRecord(result.stdoutLines[0]), isAnEpochOf: track)
+        }
+
+        @Test("--demo (text) says on stderr that it replays the bundled drive")
+        func demoText() async throws {
+            let result = try await whereami("--demo", "--speed", "0")
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stderr.contains("replaying drive.gpsd.json"), "\(result.stderr)")
+            let rows = Formats.textBlock(result.stdout)
+            let latitude = try #require(Formats.hemisphereDegrees(rows["Latitude"]), "\(result.stdout)")
+            #expect(abs(latitude - 52.52) < 0.05, "Alexanderplatz: \(latitude)")
+        }
+
+        // The replay as fast as possible must not lose fixes to a consumer that writes slower than the file is
+        // read. That loss is a race, so each replay is repeated.
+
+        @Test("--demo --follow --speed 0 prints every fix of the drive, in order (six runs)")
+        func demoFollowWholeDrive() async throws {
+            let track = try ExpectedTrack("drive")
+            for run in 1...6 {
+                let result = try await whereami("--demo", "--follow", "--speed", "0", "--format", "json", "-q")
+                #expect(result.status == 0 && !result.endedBySignal, "run \(run): \(result)")
+                let records = try result.stdoutLines.map { try Formats.jsonRecord($0) }
+                expectWholeTrack(records, equals: track)
+            }
+        }
+
+        @Test("--demo --follow --speed 0 into a reader that pauses for a second still gets every fix of the drive")
+        func demoFollowIntoABusyReader() async throws {
+            let track = try ExpectedTrack("drive")
+            // The reader takes nothing for a second, with a pipe of one page: whereami's writes block after some
+            // 13 lines while the replay, as fast as possible, reads the whole recording.
+            let result = try await offPool {
+                try CLIProcess(["--demo", "--follow", "--speed", "0", "--format", "json", "-q"], slowReader: .seconds(1))
+                    .finish(deadline: .seconds(30))
+            }
+            #expect(result.status == 0 && !result.endedBySignal, "\(result)")
+            let records = try result.stdoutLines.map { try Formats.jsonRecord($0) }
+            expectWholeTrack(records, equals: track)
+        }
+
+        @Test("--replay moving.gpsd.json --follow --speed 0 prints the moving track, in order (five runs)")
+        func replayMovingTrack() async throws {
+            let track = try ExpectedTrack("moving")
+            for run in 1...5 {
+                let result = try await whereami(
+                    "--replay", Fixtures.url("moving.gpsd.json").path, "--follow", "--speed", "0", "--format", "json", "-q")
+                #expect(result.status == 0 && !result.endedBySignal, "run \(run): \(result)")
+                let records = try result.stdoutLines.map { try Formats.jsonRecord($0) }
+                expectWholeTrack(records, equals: track)
+            }
+        }
+
+        @Test("--replay … --follow --format gpx --speed 0 is one complete GPX document of the track")
+        func replayGPX() async throws {
+            let track = try ExpectedTrack("moving")
+            let result = try await whereami(
+                "--replay", Fixtures.url("moving.gpsd.json").path, "--follow", "--speed", "0", "--format", "gpx", "-q")
+            #expect(result.status == 0, "\(result)")
+            let records = try Formats.gpxRecords(result.stdout)
+            #expect(!records.isEmpty)
+            expectInOrder(records, of: track, carries: [.altitude, .fix])
+        }
+
+        @Test("--speed paces the replay: 10 s of the drive at --speed 20 take about half a second")
+        func replayPace() async throws {
+            let result = try await whereami("--demo", "--follow", "--count", "11", "--speed", "20", "--format", "json", "-q")
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdoutLines.count == 11)
+            #expect(result.elapsed >= .milliseconds(450), "10 recorded seconds / 20: \(result.elapsed)")
+            #expect(result.elapsed < .seconds(5), "\(result.elapsed)")
+        }
+
+        @Test("--replay of a file that does not exist exits 66 and names it", arguments: [[String](), ["--follow"]])
+        func replayMissingFile(options: [String]) async throws {
+            let result = try await whereami(options + ["--replay", "/nonexistent/recording.json", "-q"])
+            #expect(result.status == 66 && !result.endedBySignal, "\(result)")
+            #expect(result.stderr.contains("/nonexistent/recording.json"), "\(result.stderr)")
+            #expect(result.stderr.contains("No such file"), "\(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+
+        @Test("--replay of a file without gpsd reports exits 66")
+        func replayEmptyFile() async throws {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("whereami-empty-\(UUID()).json")
+            try Data("not a gpsd report\n\n".utf8).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let result = try await whereami("--replay", file.path, "--speed", "0", "-q")
+            #expect(result.status == 66 && !result.endedBySignal, "\(result)")
+            #expect(result.stderr.contains("no gpsd reports"), "\(result.stderr)")
+        }
+
+        @Test("a reader that goes away (| head -n 1) ends a replayed stream quietly with status 0")
+        func readerGoesAway() async throws {
+            // CLIProcess starts bash with SIGPIPE at its default, as in a user's shell (this test process may
+            // ignore it, and ignored signals are inherited).
+            let script = #"set -o pipefail; "$0" --demo --follow --speed 50 --format json -q | head -n 1"#
+            let result = try await offPool {
+                try CLIProcess(["-c", script, WhereAmIBinary.url.path], executable: URL(fileURLWithPath: "/bin/bash"))
+                    .finish(deadline: .seconds(20))
+            }
+            #expect(result.status == 0 && !result.endedBySignal,
+                    "whereami's status (141 = killed by SIGPIPE): \(result)")
+            #expect(result.stdoutLines.count == 1)
+            #expect(result.elapsed < .seconds(5), "ends at its next write, not at the end of the drive: \(result.elapsed)")
+        }
+    }
+}

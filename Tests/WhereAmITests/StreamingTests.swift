@@ -1,0 +1,130 @@
+import Foundation
+import GPSDTestSupport
+import Testing
+
+extension WhereAmIProcessTests {
+    /// `--follow` as a pipeline stage: each fix reaches the reader as it comes, and SIGINT/SIGTERM end the
+    /// stream with a complete document and status 0.
+    @Suite("whereami --follow in a pipe, and its signals", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
+    struct StreamingTests {
+        // gpsfake plays moving.nmea with one epoch per 0.3 s (three sentences at 0.1 s), looping.
+
+        private static func count(_ text: String, in output: String) -> Int {
+            output.components(separatedBy: text).count - 1
+        }
+
+        @Test("--follow --format json into a pipe: each line arrives while whereami still runs; SIGINT then exits 0")
+        func linesArriveAsFixesCome() async throws {
+            let track = try ExpectedTrack("moving")
+            try await withGPSFake("moving.nmea", cycle: 0.1, once: false) { fake in
+                let process = try await startWhereAmI(["--follow", "--format", "json", "-q", fake.server])
+
+                let first = try await offPool { process.waitForOutput(timeout: .seconds(20)) { $0.contains("\n") } }
+                #expect(process.isRunning, "the first line was written through at once, not buffered until exit")
+                guard await requireLive(first, "a first line within 20 s", fake: fake, process: process) else { return }
+                let line = try #require(process.stdoutSoFar.split(separator: "\n").first.map(String.init))
+                expectRecord(try Formats.jsonRecord(line), isAnEpochOf: track)
+
+                let second = try await offPool {
+                    process.waitForOutput(timeout: .seconds(10)) { Self.count("\n", in: $0) >= 2 }
+                }
+                #expect(process.isRunning)
+                guard await requireLive(second, "a second line", fake: fake, process: process) else { return }
+                let arrivals = process.lineArrivals
+                try #require(arrivals.count >= 2)
+                #expect(arrivals[0].duration(to: arrivals[1]) >= .milliseconds(50),
+                        "the lines came an epoch (0.3 s) apart, not in one burst: \(arrivals[0].duration(to: arrivals[1]))")
+
+                let interrupted = ContinuousClock.now
+                process.interrupt()
+                let result = try await offPool { process.finish(deadline: .seconds(10)) }
+                #expect(result.status == 0 && !result.endedBySignal, "SIGINT ends a stream with status 0: \(result)")
+                #expect(interrupted.duration(to: result.ended) < .seconds(2), "promptly")
+                let lines = result.stdoutLines
+                #expect(lines.count >= 2)
+                #expect(result.stdout.hasSuffix("\n"), "no half-written line")
+                for line in lines {
+                    expectRecord(try Formats.jsonRecord(line), isAnEpochOf: track)
+                }
+            }
+        }
+
+        @Test("--follow --format gpx, SIGTERM after the 2nd trkpt: exit 0 and a complete GPX document")
+        func gpxEndsOnSIGTERM() async throws {
+            let track = try ExpectedTrack("moving")
+            try await withGPSFake("moving.nmea", cycle: 0.1, once: false) { fake in
+                let process = try await startWhereAmI(["--follow", "--format", "gpx", fake.server])
+
+                let two = try await offPool {
+                    process.waitForOutput(timeout: .seconds(20)) { Self.count("</trkpt>", in: $0) >= 2 }
+                }
+                #expect(process.isRunning)
+                guard await requireLive(two, "two trkpts", fake: fake, process: process) else { return }
+                #expect(!process.stdoutSoFar.contains("</gpx>"), "the document is still open while streaming")
+
+                let terminated = ContinuousClock.now
+                process.terminate()
+                let result = try await offPool { process.finish(deadline: .seconds(10)) }
+                #expect(result.status == 0 && !result.endedBySignal, "SIGTERM ends a stream with status 0: \(result)")
+                #expect(terminated.duration(to: result.ended) < .seconds(2), "promptly")
+                #expect(result.stdout.hasSuffix("</gpx>\n"), "closed: \(result.stdout.suffix(100))")
+                let records = try Formats.gpxRecords(result.stdout)
+                #expect(records.count >= 2)
+                for record in records {
+                    expectRecord(record, isAnEpochOf: track, carries: [.altitude, .fix])
+                }
+            }
+        }
+
+        @Test("--follow --format geojson, SIGINT after the 2nd feature: exit 0 and valid GeoJSON")
+        func geoJSONEndsOnSIGINT() async throws {
+            let track = try ExpectedTrack("moving")
+            try await withGPSFake("moving.nmea", cycle: 0.1, once: false) { fake in
+                let process = try await startWhereAmI(["--follow", "--format", "geojson", "-q", fake.server])
+
+                let two = try await offPool {
+                    process.waitForOutput(timeout: .seconds(20)) { Self.count(#""type":"Feature""#, in: $0) >= 2 }
+                }
+                #expect(process.isRunning)
+                guard await requireLive(two, "two features", fake: fake, process: process) else { return }
+
+                process.interrupt()
+                let result = try await offPool { process.finish(deadline: .seconds(10)) }
+                #expect(result.status == 0 && !result.endedBySignal, "SIGINT ends a stream with status 0: \(result)")
+                let records = try Formats.geoJSONRecords(result.stdout)
+                #expect(records.count >= 2)
+                for record in records {
+                    expectRecord(record, isAnEpochOf: track)
+                }
+            }
+        }
+
+        @Test("SIGTERM while still waiting for the first fix: exit 0 and an empty but complete GPX document")
+        func gpxEndsOnSIGTERMBeforeAnyFix() async throws {
+            try await withGPSFake("nofix.nmea", once: false) { fake in
+                let process = try await startWhereAmI(["--follow", "--format", "gpx", fake.server])
+                // The header is written once the stream (and its signal handling) is set up.
+                let header = try await offPool { process.waitForOutput(timeout: .seconds(10)) { $0.contains("<trkseg>") } }
+                guard await requireLive(header, "the GPX header", fake: fake, process: process) else { return }
+                try await Task.sleep(for: .milliseconds(300))
+                process.terminate()
+                let result = try await offPool { process.finish(deadline: .seconds(10)) }
+                #expect(result.status == 0 && !result.endedBySignal, "\(result)")
+                #expect(try Formats.gpxRecords(result.stdout).isEmpty)
+            }
+        }
+
+        @Test("a reader that goes away (| head -n 1) ends a live stream quietly with status 0")
+        func readerGoesAway() async throws {
+            try await withGPSFake("moving.nmea", cycle: 0.02, once: false) { fake in
+                let script = #"set -o pipefail; "$0" --follow --format json -q "$1" | head -n 1"#
+                let result = try await offPool {
+                    try CLIProcess(["-c", script, WhereAmIBinary.url.path, fake.server],
+                                   executable: URL(fileURLWithPath: "/bin/bash")).finish(deadline: .seconds(20))
+                }
+                #expect(result.status == 0 && !result.endedBySignal, "whereami's status (141 = killed by SIGPIPE): \(result)")
+                #expect(result.stdoutLines.count == 1)
+            }
+        }
+    }
+}
