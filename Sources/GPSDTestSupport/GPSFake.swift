@@ -137,7 +137,7 @@ public final class GPSFake: Sendable {
         do {
             pid = try ProcessGroup.spawn(
                 path: gpsfake, arguments: arguments, environment: environment,
-                standardOutput: "\(directory)/gpsfake.stdout", standardError: standardError)
+                standardOutput: .file("\(directory)/gpsfake.stdout"), standardError: .file(standardError))
         } catch {
             throw GPSFakeError(.spawnFailed, "\(error.function) \(gpsfake)", errno: error.errno)
         }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+package import Glibc
 #elseif canImport(Musl)
 import Musl
 #elseif canImport(Darwin)
@@ -11,18 +11,28 @@ import Darwin
 /// Foundation's `Process` cannot put the child in a new process group, and gpsfake ignores SIGTERM while its gpsd
 /// is a grandchild of ours: only `kill(-pgid, SIGKILL)` ends both. Everything here is a thin wrapper over POSIX
 /// calls; the few Linux-only parts (`/proc`) degrade to "unknown" elsewhere.
-enum ProcessGroup {
-    struct SpawnError: Error {
-        let function: String
-        let errno: Int32
+package enum ProcessGroup {
+    package struct SpawnError: Error, CustomStringConvertible {
+        package let function: String
+        package let errno: Int32
+
+        package var description: String { "\(function): \(String(cString: strerror(errno)))" }
+    }
+
+    /// Where a child's standard output or error goes.
+    package enum Destination {
+        /// Appended to a file, created if need be.
+        case file(String)
+        /// A descriptor of this process (the write end of a pipe), duplicated onto the child's.
+        case descriptor(Int32)
     }
 
     /// Spawns `path` as the leader of a new process group (its pgid is its pid) with stdin from /dev/null and
-    /// stdout/stderr appended to the given files, signal mask and dispositions reset, and no inherited descriptors
-    /// beyond 0, 1, 2 where the C library can close them.
-    static func spawn(
+    /// stdout/stderr sent where asked, the signal mask and dispositions reset as a shell would give them, and
+    /// no inherited descriptors beyond 0, 1, 2 where the C library can close them.
+    package static func spawn(
         path: String, arguments: [String], environment: [String: String],
-        standardOutput: String, standardError: String
+        standardOutput: Destination, standardError: Destination
     ) throws(SpawnError) -> pid_t {
         var attributes = posix_spawnattr_t()
         var actions = posix_spawn_file_actions_t()
@@ -37,7 +47,8 @@ enum ProcessGroup {
         var noSignals = sigset_t()
         sigemptyset(&noSignals)
         try check("posix_spawnattr_setsigmask", posix_spawnattr_setsigmask(&attributes, &noSignals))
-        // Ignored signals survive exec: a test process that ignores SIGPIPE must not pass that on to gpsd.
+        // Ignored signals survive exec: a test process that ignores SIGPIPE (libgps makes it) must not pass that
+        // on to gpsd, or to a whereami under test, which a shell would start with SIGPIPE at its default.
         var defaults = sigset_t()
         sigemptyset(&defaults)
         for signal in [SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM] {
@@ -46,11 +57,17 @@ enum ProcessGroup {
         try check("posix_spawnattr_setsigdefault", posix_spawnattr_setsigdefault(&attributes, &defaults))
 
         try check("addopen stdin", posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0))
-        let output = O_WRONLY | O_CREAT | O_APPEND
-        try check("addopen stdout", posix_spawn_file_actions_addopen(&actions, 1, standardOutput, output, 0o644))
-        try check("addopen stderr", posix_spawn_file_actions_addopen(&actions, 2, standardError, output, 0o644))
+        for (fd, destination) in [(Int32(1), standardOutput), (2, standardError)] {
+            switch destination {
+            case .file(let path):
+                let mode = O_WRONLY | O_CREAT | O_APPEND
+                try check("addopen \(fd)", posix_spawn_file_actions_addopen(&actions, fd, path, mode, 0o644))
+            case .descriptor(let source):
+                try check("adddup2 \(fd)", posix_spawn_file_actions_adddup2(&actions, source, fd))
+            }
+        }
         if let addCloseFrom = closeFromAction {
-            // libgps opens its sockets without O_CLOEXEC: don't let gpsd inherit a test's client connections.
+            // libgps opens its sockets without O_CLOEXEC: don't let a child inherit a test's client connections.
             try check("posix_spawn_file_actions_addclosefrom_np", addCloseFrom(&actions, 3))
         }
 

@@ -3,23 +3,6 @@ import GPSDLocation
 import GPSDTestSupport
 import Testing
 
-/// One fix of a fixture log, as `Scripts/make-fixtures.py` computed it from the NMEA it wrote.
-struct ExpectedFix: Decodable {
-    var time: String
-    var latitude: Double
-    var longitude: Double
-    var altitudeMSL: Double?
-    var speed: Double?
-    var course: Double?
-    var mode: Int
-
-    static func load(_ name: String) throws -> [ExpectedFix] {
-        try JSONDecoder().decode([ExpectedFix].self, from: Data(contentsOf: Fixtures.url(name)))
-    }
-
-    var date: Date { GPSDTime.date(from: time)! }
-}
-
 /// A delegate whose calls can be awaited, in order, as an `AsyncStream`.
 final class StreamingDelegate: LocationManagerDelegate {
     enum Event: Sendable {

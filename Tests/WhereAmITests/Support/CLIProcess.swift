@@ -1,4 +1,5 @@
 import Foundation
+import GPSDTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -91,9 +92,6 @@ final class CLIProcess: @unchecked Sendable {
     /// With `slowReader`, its standard output is a pipe of one page (4 KiB, not 64) that is not read for that
     /// long: a reader downstream that is busy, so the program's writes block once the page is full.
     init(_ arguments: [String], executable: URL = WhereAmIBinary.url, slowReader: Duration? = nil) throws {
-        func check(_ function: String, _ result: Int32) throws {
-            if result != 0 { throw SpawnError(function: function, code: result) }
-        }
         func makePipe() throws -> (read: Int32, write: Int32) {
             var fds: [Int32] = [-1, -1]
             guard Self.pipe2(&fds, O_CLOEXEC) == 0 else { throw SpawnError(function: "pipe2", code: errno) }
@@ -109,45 +107,15 @@ final class CLIProcess: @unchecked Sendable {
         var readEnds = [output.read, errors.read]
         defer { readEnds.forEach { close($0) } }    // emptied once the reading threads own them
 
-        var attributes = posix_spawnattr_t()
-        var actions = posix_spawn_file_actions_t()
-        try check("posix_spawnattr_init", posix_spawnattr_init(&attributes))
-        defer { posix_spawnattr_destroy(&attributes) }
-        try check("posix_spawn_file_actions_init", posix_spawn_file_actions_init(&actions))
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        let flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
-        try check("posix_spawnattr_setflags", posix_spawnattr_setflags(&attributes, Int16(flags)))
-        try check("posix_spawnattr_setpgroup", posix_spawnattr_setpgroup(&attributes, 0))
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        try check("posix_spawnattr_setsigmask", posix_spawnattr_setsigmask(&attributes, &noSignals))
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM] {
-            sigaddset(&defaults, signal)
-        }
-        try check("posix_spawnattr_setsigdefault", posix_spawnattr_setsigdefault(&attributes, &defaults))
-        try check("addopen stdin", posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0))
-        try check("adddup2 stdout", posix_spawn_file_actions_adddup2(&actions, output.write, 1))
-        try check("adddup2 stderr", posix_spawn_file_actions_adddup2(&actions, errors.write, 2))
-        if let addCloseFrom = Self.closeFromAction {
-            // Descriptors others in this process opened without close-on-exec (libgps's sockets) stay here.
-            try check("posix_spawn_file_actions_addclosefrom_np", addCloseFrom(&actions, 3))
-        }
-
-        let path = executable.path
-        let argv = ([path] + arguments).map { strdup($0) }
-        defer { argv.forEach { free($0) } }
-        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") }
-        defer { envp.forEach { free($0) } }
-        var pid: pid_t = 0
+        let pid: pid_t
         started = ContinuousClock.now
-        let result = (argv + [nil]).withUnsafeBufferPointer { argvBuffer in
-            (envp + [nil]).withUnsafeBufferPointer { envpBuffer in
-                posix_spawn(&pid, path, &actions, &attributes, argvBuffer.baseAddress!, envpBuffer.baseAddress!)
-            }
+        do {
+            pid = try ProcessGroup.spawn(
+                path: executable.path, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+                standardOutput: .descriptor(output.write), standardError: .descriptor(errors.write))
+        } catch {
+            throw SpawnError(function: "\(error.function) \(executable.path)", code: error.errno)
         }
-        try check("posix_spawn \(path)", result)
         processIdentifier = pid
         let child = pid
 
@@ -177,15 +145,6 @@ final class CLIProcess: @unchecked Sendable {
             }
         }
         return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32).self)
-    }()
-
-    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-
-    /// glibc ≥ 2.34's `posix_spawn_file_actions_addclosefrom_np` (a GNU extension Swift's Glibc does not declare).
-    private static let closeFromAction: AddCloseFrom? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
-        else { return nil }
-        return unsafeBitCast(symbol, to: AddCloseFrom.self)
     }()
 
     private func startReading(_ fd: Int32, isStandardOutput: Bool, after pause: Duration? = nil) {

@@ -2,17 +2,6 @@ import Foundation
 import GPSDTestSupport
 import Testing
 
-/// One fix of a fixture log, as `Scripts/make-fixtures.py` computed it from the NMEA it wrote.
-struct ExpectedFix: Decodable, Sendable {
-    var time: String
-    var latitude: Double
-    var longitude: Double
-    var altitudeMSL: Double?
-    var speed: Double?
-    var course: Double?
-    var mode: Int
-}
-
 /// The fixes of a fixture log (`NAME.expected.json`), by time.
 struct ExpectedTrack: Sendable {
     let name: String
@@ -21,8 +10,7 @@ struct ExpectedTrack: Sendable {
 
     init(_ name: String) throws {
         self.name = name
-        fixes = try JSONDecoder().decode(
-            [ExpectedFix].self, from: Data(contentsOf: Fixtures.url("\(name).expected.json")))
+        fixes = try ExpectedFix.load("\(name).expected.json")
         indexByTime = Dictionary(fixes.enumerated().map { ($1.time, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
