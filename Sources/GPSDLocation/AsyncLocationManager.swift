@@ -51,13 +51,6 @@ public final class AsyncLocationManager: Sendable {
 
     deinit {
         if let id = observer.withLock({ $0 }) { manager.removeObserver(id) }
-        // Streams still being read end here; their termination handlers can no longer reach this object, so
-        // their holds on the watch are released now.
-        let streams = state.withLock { $0.removeAllSubscribers() }
-        for stream in streams {
-            manager.releaseUpdates()
-            stream.finish()
-        }
     }
 
     // MARK: One fix
@@ -116,7 +109,7 @@ public final class AsyncLocationManager: Sendable {
                     early.continuation.resume(with: early.result)
                     return
                 }
-                manager.retainUpdates()
+                hold(id)
                 if maximumAge != nil { manager.poll() }
                 let timer = Task { [weak self] in
                     do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
@@ -157,15 +150,17 @@ public final class AsyncLocationManager: Sendable {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Location.self, bufferingPolicy: bufferingPolicy)
         let id = state.withLock { $0.makeID() }
         // The termination handler goes in first: the stream can end (stop(), a failure) before this returns.
-        continuation.onTermination = { [weak self] _ in
-            guard let self, self.state.withLock({ $0.unsubscribe(id) }) else { return }
-            self.manager.releaseUpdates()
+        // It holds this object strongly, so a sequence outlives the manager value it came from; the cycle
+        // ends with the sequence.
+        continuation.onTermination = { _ in
+            let release = self.state.withLock { state in state.unsubscribe(id) && state.release(id) }
+            if release { self.manager.releaseUpdates() }
         }
         state.withLock { state in
             state.subscribe(id, .init(
                 continuation: continuation, desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter))
         }
-        manager.retainUpdates()
+        hold(id)
         return stream
     }
 
@@ -186,8 +181,7 @@ public final class AsyncLocationManager: Sendable {
                     return last != count
                 }
                 if changed { continuation.yield(count) }
-            case .failed, .finished: continuation.finish()
-            case .location: break
+            case .location, .failed, .finished: break  // the next watch reports satellites again
             }
         }
         continuation.onTermination = { [manager] _ in manager.removeObserver(id) }
@@ -212,30 +206,36 @@ public final class AsyncLocationManager: Sendable {
             let (resumptions, yields) = state.withLock { $0.receive(location, age: age) }
             resumptions.forEach { finish($0) }
             for (continuation, location) in yields { continuation.yield(location) }
-        case .failed(let error):
-            end(with: error)
-        case .finished:
-            end(with: nil)
+        case .failed(let error, let run):
+            end(run: run, with: error)
+        case .finished(let run):
+            end(run: run, with: nil)
         case .satellites:
             break
         }
     }
 
-    private func end(with error: LocationError?) {
-        let (resumptions, streams) = state.withLock { $0.end(with: error) }
+    private func end(run: Int, with error: LocationError?) {
+        let (resumptions, streams) = state.withLock { $0.end(run: run, with: error) }
         resumptions.forEach { finish($0) }
         for stream in streams {
             if let error { stream.finish(throwing: error) } else { stream.finish() }
         }
     }
 
-    /// Resumes a registered waiter taken out of the state, cancels its timer and releases the demand it
-    /// holds. (The release may run before the registering thread's retain; the manager counts, so the two
-    /// balance in either order.)
+    /// Holds the manager's watch for a registered request or stream, and records the run it joined; releases
+    /// at once if it has ended meanwhile.
+    private func hold(_ id: Int) {
+        let run = manager.retainUpdates()
+        if state.withLock({ $0.joined(id, run: run) }) { manager.releaseUpdates() }
+    }
+
+    /// Resumes a registered waiter taken out of the state, cancels its timer and releases its hold on the
+    /// watch (or leaves that to the registering thread, if the hold is not in place yet).
     private func finish(_ resumption: AsyncLocationStateMachine.Resumption?) {
         guard let resumption else { return }
         resumption.timeout?.cancel()
-        manager.releaseUpdates()
+        if state.withLock({ $0.release(resumption.id) }) { manager.releaseUpdates() }
         resumption.continuation.resume(with: resumption.result)
     }
 }

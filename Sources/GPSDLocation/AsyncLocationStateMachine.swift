@@ -4,12 +4,21 @@
 /// goes through ``resolve(_:)``-style methods that *remove* the waiter and hand back its continuation: whoever
 /// removes it resumes it, so it is resumed exactly once. A cancellation that arrives before its request is
 /// registered is remembered and honoured at registration.
+///
+/// A request or stream registers first and then holds the manager's watch (`retainUpdates`), so that nothing
+/// that happens meanwhile (a failure of the run it is joining, `stop()`) can miss it. Until its hold is in
+/// place it has joined no run yet (`run == nil`), and the end of any run concerns it; if it is ended before
+/// the hold is in place, the release it owes is paid by the registering thread (``joined(_:run:)``), so the
+/// hold count never dips below what is really held.
 struct AsyncLocationStateMachine {
     typealias Continuation = CheckedContinuation<Location, any Error>
     typealias StreamContinuation = AsyncThrowingStream<Location, any Error>.Continuation
 
     struct Waiter {
         var continuation: Continuation
+        /// The manager's run when it joined (`nil` while joining): only the end of that run, or of an earlier
+        /// one, concerns it.
+        var run: Int? = nil
         var desiredAccuracy: Double?
         var maximumAge: Duration
         var best: Location?
@@ -18,6 +27,7 @@ struct AsyncLocationStateMachine {
 
     struct Subscriber {
         var continuation: StreamContinuation
+        var run: Int? = nil
         var desiredAccuracy: Double?
         var distanceFilter: Double?
         var lastDelivered: Location?
@@ -25,6 +35,7 @@ struct AsyncLocationStateMachine {
 
     /// A waiter taken out of the state: the caller resumes it, cancels its timer and releases its demand.
     struct Resumption {
+        var id: Int
         var continuation: Continuation
         var result: Result<Location, any Error>
         var timeout: Task<Void, Never>?
@@ -33,6 +44,10 @@ struct AsyncLocationStateMachine {
     private(set) var waiters: [Int: Waiter] = [:]
     private(set) var subscribers: [Int: Subscriber] = [:]
     private var cancelledEarly: Set<Int> = []
+    /// Requests and streams whose hold on the watch is in place.
+    private var holding: Set<Int> = []
+    /// Requests and streams that ended before their hold was in place: the registering thread releases it.
+    private var owing: Set<Int> = []
     private var nextID = 0
 
     mutating func makeID() -> Int {
@@ -46,7 +61,7 @@ struct AsyncLocationStateMachine {
     /// with `CancellationError`, and holds no demand).
     mutating func register(_ id: Int, _ waiter: Waiter) -> Resumption? {
         if cancelledEarly.remove(id) != nil {
-            return Resumption(continuation: waiter.continuation, result: .failure(CancellationError()))
+            return Resumption(id: id, continuation: waiter.continuation, result: .failure(CancellationError()))
         }
         waiters[id] = waiter
         return nil
@@ -65,7 +80,7 @@ struct AsyncLocationStateMachine {
             cancelledEarly.insert(id)
             return nil
         }
-        return Resumption(continuation: waiter.continuation, result: .failure(CancellationError()),
+        return Resumption(id: id, continuation: waiter.continuation, result: .failure(CancellationError()),
                           timeout: waiter.timeout)
     }
 
@@ -76,7 +91,27 @@ struct AsyncLocationStateMachine {
         guard let waiter = waiters.removeValue(forKey: id) else { return nil }
         let accuracy = waiter.desiredAccuracy.map { " within \($0) m" } ?? ""
         let error = LocationError(.timedOut, "no fix\(accuracy) in \(duration)", bestLocation: waiter.best)
-        return Resumption(continuation: waiter.continuation, result: .failure(error), timeout: nil)
+        return Resumption(id: id, continuation: waiter.continuation, result: .failure(error), timeout: nil)
+    }
+
+    // MARK: Holds on the watch
+
+    /// The registering thread's hold on the watch is in place, in run `run`. Returns true if the request or
+    /// stream has already ended: the hold must be released at once.
+    mutating func joined(_ id: Int, run: Int) -> Bool {
+        if owing.remove(id) != nil { return true }
+        holding.insert(id)
+        waiters[id]?.run = run
+        subscribers[id]?.run = run
+        return false
+    }
+
+    /// A request or stream has ended: true if its hold is in place and is to be released now; otherwise the
+    /// registering thread will release it when it gets there.
+    mutating func release(_ id: Int) -> Bool {
+        if holding.remove(id) != nil { return true }
+        owing.insert(id)
+        return false
     }
 
     // MARK: Streams
@@ -86,11 +121,6 @@ struct AsyncLocationStateMachine {
     /// Removes a stream's subscriber; true if it was there (so its demand is released exactly once).
     mutating func unsubscribe(_ id: Int) -> Bool { subscribers.removeValue(forKey: id) != nil }
 
-    /// Removes every subscriber (the manager is going away) and hands back their streams to finish.
-    mutating func removeAllSubscribers() -> [StreamContinuation] {
-        defer { subscribers.removeAll() }
-        return subscribers.values.map(\.continuation)
-    }
 
     // MARK: Events
 
@@ -103,7 +133,7 @@ struct AsyncLocationStateMachine {
             guard age <= waiter.maximumAge else { continue }
             if Self.meets(location, waiter.desiredAccuracy) {
                 waiters.removeValue(forKey: id)
-                resumptions.append(Resumption(continuation: waiter.continuation, result: .success(location),
+                resumptions.append(Resumption(id: id, continuation: waiter.continuation, result: .success(location),
                                               timeout: waiter.timeout))
             } else if Self.isBetter(location, than: waiter.best) {
                 waiters[id]?.best = location
@@ -122,22 +152,26 @@ struct AsyncLocationStateMachine {
         return (resumptions, yields)
     }
 
-    /// The manager's source failed, or ended (`error == nil`): every waiter fails; every stream ends.
-    /// Subscribers stay registered until their stream's termination handler removes them.
-    mutating func end(with error: LocationError?) -> ([Resumption], [StreamContinuation]) {
-        let resumptions = waiters.values.map { waiter in
+    /// Run `run` of the manager's source failed, or ended (`error == nil`): every waiter and stream that
+    /// joined it (or an earlier run) fails or ends; those that joined a later run go on. Subscribers stay
+    /// registered until their stream's termination handler removes them.
+    mutating func end(run: Int, with error: LocationError?) -> ([Resumption], [StreamContinuation]) {
+        var resumptions: [Resumption] = []
+        for (id, waiter) in waiters where waiter.run.map({ $0 <= run }) ?? true {
+            waiters.removeValue(forKey: id)
             let failure = error ?? LocationError(
                 .locationUnknown, "the source ended before a fix", bestLocation: waiter.best)
-            return Resumption(continuation: waiter.continuation, result: .failure(failure), timeout: waiter.timeout)
+            resumptions.append(Resumption(
+                id: id, continuation: waiter.continuation, result: .failure(failure), timeout: waiter.timeout))
         }
-        waiters.removeAll()
-        return (resumptions, subscribers.values.map(\.continuation))
+        return (resumptions, subscribers.values.filter { $0.run.map { $0 <= run } ?? true }.map(\.continuation))
     }
 
     /// ``AsyncLocationManager/stop()``: every waiter is cancelled; every stream ends.
     mutating func stopAll() -> ([Resumption], [StreamContinuation]) {
-        let resumptions = waiters.values.map {
-            Resumption(continuation: $0.continuation, result: .failure(CancellationError()), timeout: $0.timeout)
+        let resumptions = waiters.map { id, waiter in
+            Resumption(id: id, continuation: waiter.continuation, result: .failure(CancellationError()),
+                       timeout: waiter.timeout)
         }
         waiters.removeAll()
         return (resumptions, subscribers.values.map(\.continuation))

@@ -22,7 +22,7 @@ final class GPSDSessionSource: LocationSource {
 
     func stop() { thread.stop() }
 
-    func poll() { thread.run?.requestPoll() }
+    func poll() { thread.requestPoll() }
 
     private static func runLoop(server: GPSDServer, run: SourceThread.Run, handler: @Sendable (SourceEvent) -> Void) {
         let connection: LibGPSConnection

@@ -148,6 +148,10 @@ final class LibGPSConnection {
                 libgpsCode: code)
         }
         isOpen = true
+        // libgps's special hosts ("shared memory", "DBUS export") open sessions without a socket to read.
+        guard cgps_fd(data) >= 0 else {
+            throw LocationError(.gpsdUnavailable, "'\(server.host)' is not a gpsd network address")
+        }
         var flags = UInt32(WATCH_ENABLE | WATCH_JSON)
         if server.device != nil { flags |= UInt32(WATCH_DEVICE) }
         let result = server.device.map { cgps_stream(data, flags, $0) } ?? cgps_stream(data, flags, nil)

@@ -159,7 +159,7 @@ public final class LocationManager: Sendable {
     public func stopUpdatingLocation() {
         perform(state.withLock { $0.machine.stopUpdating() })
         if DispatchQueue.getSpecific(key: queueKey) == nil {
-            delegateQueue.sync {}
+            delegateQueue.sync(flags: .barrier) {}  // a barrier also waits on a concurrent queue
         }
     }
 
@@ -176,10 +176,13 @@ public final class LocationManager: Sendable {
         state.withLock { $0.machine.removeObserver(id) }
     }
 
-    /// Keeps the source running until a matching ``releaseUpdates()``. Counted: calls from many threads in
-    /// any order balance out.
-    package func retainUpdates() {
-        perform(state.withLock { $0.machine.retainDemand() })
+    /// Keeps the source running until a matching ``releaseUpdates()``. Returns the run of the source the
+    /// holder joined: a `.failed`/`.finished` event of an earlier run is not its concern.
+    @discardableResult
+    package func retainUpdates() -> Int {
+        let (run, actions) = state.withLock { $0.machine.retainDemand() }
+        perform(actions)
+        return run
     }
 
     package func releaseUpdates() {

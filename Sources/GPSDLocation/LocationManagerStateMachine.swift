@@ -7,10 +7,10 @@ package enum ManagerEvent: Sendable {
     case location(Location, age: Duration)
     /// Satellites seen and used.
     case satellites(SatelliteCount)
-    /// The source failed; the manager has stopped it.
-    case failed(LocationError)
-    /// The source ended (a recording reached its end).
-    case finished
+    /// Run `run` of the source failed; the manager has stopped it.
+    case failed(LocationError, run: Int)
+    /// Run `run` of the source ended (a recording reached its end).
+    case finished(run: Int)
 }
 
 /// The logic of ``LocationManager``, apart from its locking and threads: every input is a method that
@@ -66,6 +66,7 @@ struct LocationManagerStateMachine {
     // MARK: Demand
 
     mutating func startUpdating() -> [Action] {
+        if !isUpdating { lastDelivered = nil }  // the distance filter measures from this session's fixes
         isUpdating = true
         return startSourceIfNeeded()
     }
@@ -107,13 +108,13 @@ struct LocationManagerStateMachine {
         observers.removeValue(forKey: id)
     }
 
-    /// One more holder wants fixes. Counted, so holders that come and go on many threads need no ordering.
-    mutating func retainDemand() -> [Action] {
+    /// One more holder wants fixes; returns the run it joins (to tell its end from an earlier run's).
+    mutating func retainDemand() -> (run: Int, actions: [Action]) {
         demand += 1
-        return startSourceIfNeeded()
+        let actions = startSourceIfNeeded()
+        return (run, actions)
     }
 
-    /// The count may dip below zero for a moment when a release overtakes its retain on another thread.
     mutating func releaseDemand() -> [Action] {
         demand -= 1
         return stopSourceIfIdle()
@@ -160,7 +161,10 @@ struct LocationManagerStateMachine {
         case .sky(let count):
             satellites = count
             return observers.isEmpty ? [] : [.notify(Array(observers.values), .satellites(count))]
-        case .noFix, .version, .devices, .error, .other:
+        case .error(let message):
+            // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
+            return end(with: LocationError(.protocolError, "gpsd: \(message)"))
+        case .noFix, .version, .devices, .other:
             return []
         }
     }
@@ -188,7 +192,7 @@ struct LocationManagerStateMachine {
         guard accurateEnough else { return actions }
         if pendingRequest != nil {
             pendingRequest = nil
-            lastDelivered = location
+            if isUpdating { lastDelivered = location }
             actions.append(.deliver([location], generation: generation))
             actions += stopSourceIfIdle()
         } else if isUpdating {
@@ -217,7 +221,8 @@ struct LocationManagerStateMachine {
                 generation: generation))
         }
         if !observers.isEmpty {
-            actions.append(.notify(Array(observers.values), error.map(ManagerEvent.failed) ?? .finished))
+            let event: ManagerEvent = error.map { .failed($0, run: run) } ?? .finished(run: run)
+            actions.append(.notify(Array(observers.values), event))
         }
         return actions
     }

@@ -17,8 +17,9 @@ package struct SystemManagerClock: ManagerClock {
     package var now: Duration { Self.origin.duration(to: .now) }
 
     package func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), execute: action)
+        // Clamped to a century, so a timeout meaning "never" (`.seconds(Int64.max)`) cannot overflow.
+        let seconds = min(max(delay.components.seconds, 0), 100 * 365 * 86_400)
+        let nanoseconds = seconds * 1_000_000_000 + max(0, delay.components.attoseconds) / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: action)
     }
 }

@@ -29,18 +29,21 @@ final class SourceThread: Sendable {
     }
 
     private let name: String
-    private let current = Locked<Run?>(nil)
+    /// The current run, and whether a POLL was asked for before it started (the manager decides to start
+    /// and to poll on different threads; a poll must not be lost in between).
+    private let current = Locked<(run: Run?, pollPending: Bool)>((nil, false))
 
     init(name: String) { self.name = name }
 
     /// Ends the current run, if any, and runs `body` for a new one on a new thread.
     func start(_ body: @escaping @Sendable (Run) -> Void) {
         let run = Run()
-        let previous = current.withLock { current in
-            defer { current = run }
+        let (previous, poll) = current.withLock { current in
+            defer { current = (run, false) }
             return current
         }
         previous?.end()
+        if poll { run.requestPoll() }
         let thread = Thread { body(run) }
         thread.name = name
         thread.start()
@@ -49,11 +52,17 @@ final class SourceThread: Sendable {
     /// Ends the current run, if any.
     func stop() {
         current.withLock { current in
-            defer { current = nil }
-            return current
+            defer { current = (nil, false) }
+            return current.run
         }?.end()
     }
 
-    /// The current run, if one was started and not stopped.
-    var run: Run? { current.withLock { $0 } }
+    /// Asks the current run to send `?POLL;`, or the next run if none is current.
+    func requestPoll() {
+        let run = current.withLock { current -> Run? in
+            if current.run == nil { current.pollPending = true }
+            return current.run
+        }
+        run?.requestPoll()
+    }
 }

@@ -36,6 +36,7 @@ final class WakePipe: Sendable {
         if let fd { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
         let milliseconds: Int32 = timeout.map { duration in
             let (seconds, attoseconds) = duration.components
+            guard seconds < Int64(Int32.max / 1000) else { return Int32.max }  // about 24 days: wait on
             let ms = max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
             return Int32(clamping: ms + (attoseconds % 1_000_000_000_000_000 > 0 ? 1 : 0))
         } ?? -1
