@@ -122,6 +122,22 @@ struct LiveGPSDTests {
         #expect(elapsed < .seconds(1))
     }
 
+    @Test("watching a device gpsd does not have fails with gpsd's ERROR as a protocol error")
+    func unknownDevice() async throws {
+        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 0.05, once: false)
+        defer { fake.stop() }
+        var server = try GPSDServer(parsing: fake.server)
+        server.device = "/dev/nonexistent"
+        let manager = LocationManager(server: server)
+        let delegate = StreamingDelegate()
+        manager.delegate = delegate
+        manager.startUpdatingLocation()
+        let (locations, error) = await delegate.collect(until: nil)
+        #expect(locations.isEmpty)
+        #expect(error?.code == .protocolError)
+        #expect(error?.message.contains("/dev/nonexistent") == true)
+    }
+
     @Test("a recording replays to the same fixes as the live run")
     func recordingMatchesLive() async throws {
         let expected = try ExpectedFix.load("moving.expected.json")

@@ -454,7 +454,6 @@ struct LocationManagerTests {
         manager.startUpdatingLocation()
         source.send(.report(.version("3.22")))
         source.send(.report(.devices(count: 1)))
-        source.send(.report(.error("Unrecognized request")))
         source.send(.report(.other))
         drain()
         #expect(delegate.events == [])

@@ -76,7 +76,7 @@ struct RecordingSourceTests {
             _ = manager.addObserver { event in
                 switch event {
                 case .finished: continuation.yield(.finished)
-                case .failed(let error): continuation.yield(.failed(error))
+                case .failed(let error, _): continuation.yield(.failed(error))
                 default: break
                 }
             }
