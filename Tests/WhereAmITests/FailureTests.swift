@@ -3,7 +3,7 @@ import GPSDTestSupport
 import Testing
 
 extension WhereAmIProcessTests {
-    /// How `whereami` fails: no gpsd (69), no fix before the timeout (75).
+    /// How `whereami` fails: no gpsd (69), no fix before the timeout (75), gpsd refusing the request (76).
     @Suite("whereami when gpsd is absent or has no fix", .timeLimit(.minutes(1)))
     struct FailureTests {
         /// A run of whereami and what merely launching it cost at the time.
@@ -77,6 +77,17 @@ extension WhereAmIProcessTests {
                 default:
                     #expect(result.stdout.isEmpty, "nothing on stdout: \(result.stdout)")
                 }
+            }
+        }
+
+        @Test("a device gpsd does not have: gpsd's ERROR, exit 76", .enabled(if: GPSFake.isAvailable))
+        func unknownDevice() async throws {
+            try await withGPSFake("moving.nmea", once: false) { fake in
+                let result = try await whereami("--timeout", "10", "\(fake.server):/dev/nonexistent")
+                #expect(result.status == 76 && !result.endedBySignal, "\(result)")
+                #expect(result.stderr.contains("/dev/nonexistent"), "names the device: \(result.stderr)")
+                #expect(result.elapsed < .seconds(10), "fails at gpsd's answer, not at the timeout")
+                #expect(result.stdout.isEmpty)
             }
         }
 
