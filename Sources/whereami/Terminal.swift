@@ -51,6 +51,28 @@ final class FirstFixWatch: Sendable {
     var expired: Bool { state.withLock { $0.expired } }
 }
 
+/// What a signal should stop, and whether one came before there was anything to stop.
+final class Interruption: Sendable {
+    private let state = Locked<(stop: (@Sendable () -> Void)?, fired: Bool)>((nil, false))
+
+    /// Calls `stop` now if a signal came already, else when one comes.
+    func attach(_ stop: @escaping @Sendable () -> Void) {
+        let fired = state.withLock { state in
+            state.stop = stop
+            return state.fired
+        }
+        if fired { stop() }
+    }
+
+    func fire() {
+        let stop = state.withLock { state in
+            state.fired = true
+            return state.stop
+        }
+        stop?()
+    }
+}
+
 /// Runs `handler` on SIGINT/SIGTERM instead of dying, so a stream can finish its document.
 final class SignalWatcher {
     private let sources: [any DispatchSourceSignal]

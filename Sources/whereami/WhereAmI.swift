@@ -136,6 +136,10 @@ struct WhereAmI: AsyncParsableCommand {
     /// --follow: the document's header at once, a record per fix, the footer at the end, however it ends.
     private func stream(from gps: AsyncLocationManager, to output: Output, status: StatusReporter) async throws {
         let writer = format.makeWriter(streaming: true)
+        // Signals are caught before the header goes out: from then on, a stream always closes its document.
+        let interruption = Interruption()
+        let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { interruption.fire() }
+        defer { signals.cancel() }
         output.write(writer.header)
         let (count, interval, distance, accuracy) = (count, interval, distance, accuracy)
         let firstFixTimeout = Duration.seconds(timeout)
@@ -167,8 +171,7 @@ struct WhereAmI: AsyncParsableCommand {
             if firstFix.expireUnlessSeen() { consumer.cancel() }
         }
         defer { watchdog.cancel() }
-        let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { consumer.cancel() }
-        defer { signals.cancel() }
+        interruption.attach { consumer.cancel() }
 
         let finished: any LocationWriter
         do {

@@ -106,7 +106,6 @@ extension WhereAmIProcessTests {
                 // The header is written once the stream (and its signal handling) is set up.
                 let header = try await offPool { process.waitForOutput(timeout: .seconds(10)) { $0.contains("<trkseg>") } }
                 guard await requireLive(header, "the GPX header", fake: fake, process: process) else { return }
-                try await Task.sleep(for: .milliseconds(300))
                 process.terminate()
                 let result = try await offPool { process.finish(deadline: .seconds(10)) }
                 #expect(result.status == 0 && !result.endedBySignal, "\(result)")
