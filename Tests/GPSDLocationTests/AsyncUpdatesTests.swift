@@ -142,10 +142,13 @@ struct AsyncUpdatesTests {
     @Test func theWatchRunsUntilTheLastOfSeveralConsumersLeaves() async throws {
         let rig = AsyncRig()
         let gps = rig.gps
+        // The sequences are made here, so all three are subscribed before the first fix is sent; each
+        // consumer task then reads its own.
         let consumers = (1...3).map { count in
-            Task {
+            let updates = gps.updates()
+            return Task {
                 var received = 0
-                for try await _ in gps.updates() {
+                for try await _ in updates {
                     received += 1
                     if received == count { break }
                 }
