@@ -95,7 +95,7 @@ public final class AsyncLocationManager: Sendable {
     ) async throws -> Location {
         try Task.checkCancellation()
         if let maximumAge, let latest = manager.latestFix, latest.age <= maximumAge,
-           AsyncLocationStateMachine.meets(latest.location, desiredAccuracy) {
+           latest.location.meets(desiredAccuracy: desiredAccuracy) {
             return latest.location
         }
         let deadline = clock.now.advanced(by: timeout)

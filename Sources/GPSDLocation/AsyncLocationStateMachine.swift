@@ -131,7 +131,7 @@ struct AsyncLocationStateMachine {
         var resumptions: [Resumption] = []
         for (id, waiter) in waiters {
             guard age <= waiter.maximumAge else { continue }
-            if Self.meets(location, waiter.desiredAccuracy) {
+            if location.meets(desiredAccuracy: waiter.desiredAccuracy) {
                 waiters.removeValue(forKey: id)
                 resumptions.append(Resumption(id: id, continuation: waiter.continuation, result: .success(location),
                                               timeout: waiter.timeout))
@@ -141,11 +141,9 @@ struct AsyncLocationStateMachine {
         }
         var yields: [(StreamContinuation, Location)] = []
         guard age == .zero else { return (resumptions, yields) }  // streams carry live fixes only
-        for (id, subscriber) in subscribers where Self.meets(location, subscriber.desiredAccuracy) {
-            if let filter = subscriber.distanceFilter, let last = subscriber.lastDelivered,
-               location.distance(from: last) < filter {
-                continue
-            }
+        for (id, subscriber) in subscribers where location.meets(desiredAccuracy: subscriber.desiredAccuracy) {
+            guard location.passes(distanceFilter: subscriber.distanceFilter, since: subscriber.lastDelivered)
+            else { continue }
             subscribers[id]?.lastDelivered = location
             yields.append((subscriber.continuation, location))
         }
@@ -175,11 +173,6 @@ struct AsyncLocationStateMachine {
         }
         waiters.removeAll()
         return (resumptions, subscribers.values.map(\.continuation))
-    }
-
-    static func meets(_ location: Location, _ accuracy: Double?) -> Bool {
-        guard let accuracy else { return true }
-        return location.horizontalAccuracy.map { $0 <= accuracy } ?? false
     }
 
     /// The best fix so far: the more accurate, or the newer when neither is more accurate.

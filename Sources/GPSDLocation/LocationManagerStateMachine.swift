@@ -186,19 +186,14 @@ struct LocationManagerStateMachine {
         var actions: [Action] = []
         if !observers.isEmpty { actions.append(.notify(Array(observers.values), .location(location, age: age))) }
 
-        let accurateEnough = desiredAccuracy.map { wanted in
-            location.horizontalAccuracy.map { $0 <= wanted } ?? false
-        } ?? true
-        guard accurateEnough else { return actions }
+        guard location.meets(desiredAccuracy: desiredAccuracy) else { return actions }
         if pendingRequest != nil {
             pendingRequest = nil
             if isUpdating { lastDelivered = location }
             actions.append(.deliver([location], generation: generation))
             actions += stopSourceIfIdle()
         } else if isUpdating {
-            if let distanceFilter, let lastDelivered, location.distance(from: lastDelivered) < distanceFilter {
-                return actions
-            }
+            guard location.passes(distanceFilter: distanceFilter, since: lastDelivered) else { return actions }
             lastDelivered = location
             actions.append(.deliver([location], generation: generation))
         }
@@ -226,6 +221,4 @@ struct LocationManagerStateMachine {
         }
         return actions
     }
-
-    mutating func invalidateDeliveries() { generation += 1 }
 }

@@ -1,0 +1,15 @@
+extension Location {
+    /// The delegate's and the streams' accuracy rule: a fix qualifies if its horizontal accuracy is known and
+    /// at least `desiredAccuracy`; any fix qualifies when none is desired.
+    func meets(desiredAccuracy: Double?) -> Bool {
+        guard let desiredAccuracy else { return true }
+        return horizontalAccuracy.map { $0 <= desiredAccuracy } ?? false
+    }
+
+    /// The distance filter: whether this fix is at least `distanceFilter` metres from the last one delivered
+    /// (always, with no filter or nothing delivered yet).
+    func passes(distanceFilter: Double?, since lastDelivered: Location?) -> Bool {
+        guard let distanceFilter, let lastDelivered else { return true }
+        return distance(from: lastDelivered) >= distanceFilter
+    }
+}
