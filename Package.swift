@@ -20,11 +20,14 @@ let package = Package(
             providers: [.apt(["libgps-dev"])]
         ),
 
+        // The GNU extensions of glibc that Swift's Glibc module leaves out (pipe2, thread names, gettid).
+        .target(name: "CSystem"),
+
         // MARK: - Library
 
         .target(
             name: "GPSDLocation",
-            dependencies: ["CGPS"]
+            dependencies: ["CGPS", "CSystem"]
         ),
 
         // MARK: - Command-line tool
@@ -56,7 +59,7 @@ let package = Package(
 )
 
 // Settings every target shares: Swift 6 language mode and the upcoming features we opt into.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CSystem" {
     var settings = target.swiftSettings ?? []
     settings.append(contentsOf: [
         .enableUpcomingFeature("ExistentialAny"),
