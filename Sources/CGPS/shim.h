@@ -1,8 +1,9 @@
 // The only C that GPSDLocation sees of libgps.
 //
-// Every difference between libgps API versions (GPSD_API_MAJOR_VERSION 9 to 14+) is handled here, behind
-// preprocessor guards, because Swift's `#if` cannot see C macros. Swift code never reads `struct gps_data_t`
-// directly: it asks the shim to copy one report into a plain `cgps_report`.
+// GPSDLocation uses libgps to parse gpsd's reports (`gps_unpack`); it opens its own socket to gpsd. Every
+// difference between libgps API versions (GPSD_API_MAJOR_VERSION 9 to 16) is handled here, behind preprocessor
+// guards, because Swift's `#if` cannot see C macros. Swift code never reads `struct gps_data_t` directly: it
+// asks the shim to copy one report into a plain `cgps_report`.
 #ifndef CGPS_SHIM_H
 #define CGPS_SHIM_H
 
@@ -41,44 +42,6 @@ static inline struct gps_data_t *cgps_alloc(void) {
 }
 
 static inline void cgps_free(struct gps_data_t *data) { free(data); }
-
-/// `gps_open`, after zeroing the struct (libgps requires a clean struct for every open).
-/// Returns 0, or the negative libgps error code (libgps reports it through `errno`).
-static inline int cgps_open(const char *host, const char *port, struct gps_data_t *data) {
-    memset(data, 0, sizeof(*data));
-    errno = 0;
-    if (gps_open(host, port, data) == 0) {
-        return 0;
-    }
-    return errno != 0 ? (errno < 0 ? errno : -errno) : -1;
-}
-
-static inline int cgps_close(struct gps_data_t *data) { return gps_close(data); }
-
-/// The socket of an open session. API 14 (gpsd 3.26) made its type `gps_fd_t`; it is an int on Linux.
-static inline int cgps_fd(const struct gps_data_t *data) { return (int)data->gps_fd; }
-
-/// `gps_stream`: its third parameter became `const char *` in API 14.
-static inline int cgps_stream(struct gps_data_t *data, unsigned int flags, const char *device) {
-#if GPSD_API_MAJOR_VERSION >= 14
-    return gps_stream(data, flags, device);
-#else
-    return gps_stream(data, flags, (void *)device);
-#endif
-}
-
-/// `gps_send` is variadic, which Swift cannot call.
-static inline int cgps_send(struct gps_data_t *data, const char *command) {
-    return gps_send(data, "%s", command);
-}
-
-/// `gps_errstr` returns a static buffer: copy the text out at once.
-static inline void cgps_errstr(int code, char *buffer, size_t length) {
-    const char *text = gps_errstr(code);
-    if (length == 0) return;
-    strncpy(buffer, text != NULL ? text : "unknown libgps error", length - 1);
-    buffer[length - 1] = '\0';
-}
 
 // MARK: - Reports
 

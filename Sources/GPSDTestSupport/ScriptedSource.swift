@@ -1,100 +1,143 @@
 package import GPSDLocation
 
 /// A ``LocationSource`` a test drives by hand: every event is delivered synchronously, on the test's thread,
-/// by ``send(_:)``. It records how often it was started, stopped and polled, and lets a test await a start.
+/// by ``send(_:)``, to the newest session. It counts sessions opened and closed and held-fix requests, lets a
+/// test await an opening or the moment no session is open, and can run a hook inside the next opening (another
+/// thread acting at that instant) or make it fail.
 package final class ScriptedSource: LocationSource {
+    package enum HookTiming: Sendable { case beforeOpening, afterOpening }
+
     private struct State {
-        var handler: (@Sendable (SourceEvent) -> Void)?
-        var starts = 0
-        var stops = 0
-        var polls = 0
-        var startWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var sessions: [Session] = []
+        var closes = 0
+        var heldFixRequests = 0
+        var hook: (timing: HookTiming, body: @Sendable () -> Void)?
+        var openingFailure: LocationError?
+        var openWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+
+        var isIdle: Bool { sessions.allSatisfy(\.isClosed) }
+    }
+
+    /// One session: its handler, which events reach until the session is closed.
+    private final class Session: SourceSession {
+        let source: ScriptedSource
+        let handler: @Sendable (SourceEvent) -> Void
+        private let closedFlag = Locked(false)
+
+        init(source: ScriptedSource, handler: @escaping @Sendable (SourceEvent) -> Void) {
+            self.source = source
+            self.handler = handler
+        }
+
+        var isClosed: Bool { closedFlag.withLock { $0 } }
+
+        func requestHeldFix() { source.heldFixRequested() }
+
+        func close() {
+            guard closedFlag.withLock({ closed in defer { closed = true }; return !closed }) else { return }
+            source.closed()
+        }
     }
 
     private let state = Locked(State())
 
     package init() {}
 
-    package func start(_ handler: @escaping @Sendable (SourceEvent) -> Void) {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.handler = handler
-            state.starts += 1
-            let starts = state.starts
-            let ready = state.startWaiters.filter { $0.count <= starts }.map(\.continuation)
-            state.startWaiters.removeAll { $0.count <= starts }
-            return ready
+    package func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
+        let (hook, failure) = state.withLock { state in
+            defer { (state.hook, state.openingFailure) = (nil, nil) }
+            return (state.hook, state.openingFailure)
+        }
+        if let hook, hook.timing == .beforeOpening { hook.body() }
+        if let failure { throw failure }
+        let (session, ready) = state.withLock { state in
+            let session = Session(source: self, handler: handler)
+            state.sessions.append(session)
+            let opened = state.sessions.count
+            let ready = state.openWaiters.filter { $0.count <= opened }.map(\.continuation)
+            state.openWaiters.removeAll { $0.count <= opened }
+            return (session, ready)
         }
         ready.forEach { $0.resume() }
+        if let hook, hook.timing == .afterOpening { hook.body() }
+        return session
     }
 
-    package func stop() {
-        state.withLock {
-            $0.handler = nil
-            $0.stops += 1
-        }
+    private func closed() {
+        state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.closes += 1
+            guard state.isIdle else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
+        }.forEach { $0.resume() }
     }
 
-    package func poll() { state.withLock { $0.polls += 1 } }
+    private func heldFixRequested() { state.withLock { $0.heldFixRequests += 1 } }
 
-    /// Whether the source is started and not stopped.
-    package var isRunning: Bool { state.withLock { $0.handler != nil } }
-    package var startCount: Int { state.withLock { $0.starts } }
-    package var stopCount: Int { state.withLock { $0.stops } }
-    package var pollCount: Int { state.withLock { $0.polls } }
+    /// Runs `body` inside the next opening, once: before the session opens (a thread that overtakes the opening),
+    /// or just after.
+    package func onNextOpening(_ timing: HookTiming, _ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.hook = (timing, body) }
+    }
 
-    /// Delivers `event` to the running handler, synchronously. Returns false if the source is not running.
+    /// Makes the next opening throw `error` (the system refused a thread, say).
+    package func failNextOpening(with error: LocationError) {
+        state.withLock { $0.openingFailure = error }
+    }
+
+    /// Whether the newest session is open.
+    package var isRunning: Bool { state.withLock { $0.sessions.last.map { !$0.isClosed } ?? false } }
+    /// Whether no session is open.
+    package var isIdle: Bool { state.withLock { $0.isIdle } }
+    package var openCount: Int { state.withLock { $0.sessions.count } }
+    package var closeCount: Int { state.withLock { $0.closes } }
+    /// How often the manager asked a session for gpsd's held fix (`?POLL;`).
+    package var heldFixRequestCount: Int { state.withLock { $0.heldFixRequests } }
+
+    /// Delivers `event` to the newest session, synchronously. Returns false if it is not open.
     @discardableResult
     package func send(_ event: SourceEvent) -> Bool {
-        guard let handler = state.withLock({ $0.handler }) else { return false }
-        handler(event)
+        guard let session = state.withLock({ $0.sessions.last }), !session.isClosed else { return false }
+        session.handler(event)
         return true
     }
 
-    /// Delivers a fix report.
+    /// Delivers `event` to session `number` (from 1), even one the manager has closed: a late event of an old
+    /// session. Returns false if there is no such session.
+    @discardableResult
+    package func send(_ event: SourceEvent, toSession number: Int) -> Bool {
+        guard let session = state.withLock({ $0.sessions.indices.contains(number - 1) ? $0.sessions[number - 1] : nil })
+        else { return false }
+        session.handler(event)
+        return true
+    }
+
+    /// Delivers a fix report to the newest session.
     @discardableResult
     package func send(_ location: Location) -> Bool { send(.report(.fix(location))) }
 
-    /// Returns once the source has been started at least `count` times in all.
-    package func waitForStart(count: Int = 1) async {
+    /// Returns once at least `count` sessions have been opened in all.
+    package func waitForOpening(count: Int = 1) async {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Bool in
-                if state.starts >= count { return true }
-                state.startWaiters.append((count, continuation))
+                if state.sessions.count >= count { return true }
+                state.openWaiters.append((count, continuation))
                 return false
             }
             if ready { continuation.resume() }
         }
     }
-}
 
-/// A ``ManagerClock`` that moves only when the test says so; due timers run synchronously in ``advance(by:)``.
-package final class ManualManagerClock: ManagerClock {
-    private struct State {
-        var now: Duration = .zero
-        var timers: [(deadline: Duration, action: @Sendable () -> Void)] = []
-    }
-
-    private let state = Locked(State())
-
-    package init() {}
-
-    package var now: Duration { state.withLock { $0.now } }
-
-    package var pendingTimerCount: Int { state.withLock { $0.timers.count } }
-
-    package func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
-        state.withLock { $0.timers.append(($0.now + delay, action)) }
-    }
-
-    /// Moves time forward and runs, in deadline order, every timer that is then due.
-    package func advance(by duration: Duration) {
-        let due = state.withLock { state -> [@Sendable () -> Void] in
-            state.now += duration
-            let now = state.now
-            let due = state.timers.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
-            state.timers.removeAll { $0.deadline <= now }
-            return due.map(\.action)
+    /// Returns once no session is open.
+    package func waitUntilIdle() async {
+        await withCheckedContinuation { continuation in
+            let idle = state.withLock { state -> Bool in
+                if state.isIdle { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
         }
-        due.forEach { $0() }
     }
 }

@@ -64,9 +64,9 @@ struct AsyncRaceTests {
         let (rig, request) = await registered()
         rig.clock.advance(by: .seconds(5))
         #expect(isTimedOutWithoutBest(await request.value))
-        await rig.watch.waitUntilIdle()
+        await rig.source.waitUntilIdle()
         #expect(!rig.source.send(fix), "the watch stopped with the last request")
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.closeCount == 1)
     }
 
     @Test func aFixAndTheTimeoutAtOnceResumeOnce() async {
@@ -83,7 +83,7 @@ struct AsyncRaceTests {
             } else {
                 Issue.record("round \(round): \(outcome)")
             }
-            await rig.watch.waitUntilIdle()
+            await rig.source.waitUntilIdle()
             #expect(!rig.source.isRunning)
             #expect(rig.clock.sleeperCount == 0)
         }
@@ -151,10 +151,9 @@ struct AsyncRaceTests {
             case .cancelled: cancellations += 1
             case let other: Issue.record("round \(round): \(other)")
             }
-            // The source was stopped exactly once: by the cancellation, or after the failure ended its run.
-            await rig.watch.waitUntilIdle()
-            #expect(rig.source.stopCount == 1)
-            #expect(rig.watch.runEnds <= 1)
+            // The session was closed exactly once: for the cancellation, or after the failure ended it.
+            await rig.source.waitUntilIdle()
+            #expect(rig.source.closeCount == 1)
         }
         #expect(failures + cancellations == Self.rounds)
     }
@@ -190,7 +189,7 @@ struct AsyncRaceTests {
             } else {
                 Issue.record("round \(round): \(outcome)")
             }
-            await rig.watch.waitUntilIdle()
+            await rig.source.waitUntilIdle()
             #expect(!rig.source.isRunning)
         }
         #expect(timeouts + cancellations == Self.rounds)
@@ -244,18 +243,18 @@ struct AsyncRaceTests {
     @Test func aFixWhileTheRequestRegistersServesItAndItsTimeoutNeverRuns() async {
         let rig = AsyncRig()
         let (source, fix) = (rig.source, fix)
-        rig.watch.onNextStart(.afterStarting) { source.send(fix) }
+        rig.source.onNextOpening(.afterOpening) { source.send(fix) }
         let request = rig.request(timeout: .seconds(5))
         #expect(await request.value == .fix(fix))
         #expect(rig.clock.sleeperCount == 0, "the orphaned timeout was cancelled")
         #expect(!rig.source.isRunning)
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.closeCount == 1)
     }
 
     @Test func stopWhileTheRequestRegistersCancelsIt() async {
         let rig = AsyncRig()
         let gps = rig.gps
-        rig.watch.onNextStart(.afterStarting) { gps.stop() }
+        rig.source.onNextOpening(.afterOpening) { gps.stop() }
         let request = rig.request(timeout: .seconds(5))
         #expect(await request.value == .cancelled)
         #expect(rig.clock.sleeperCount == 0)
@@ -265,14 +264,14 @@ struct AsyncRaceTests {
     @Test func aFailureWhileTheRequestRegistersIsThrown() async {
         let rig = AsyncRig()
         let (source, failure) = (rig.source, SourceEvent.failed(connectionLost))
-        rig.watch.onNextStart(.afterStarting) { source.send(failure) }
+        rig.source.onNextOpening(.afterOpening) { source.send(failure) }
         let request = rig.request(timeout: .seconds(5))
         #expect(await request.value == .error(connectionLost))
         #expect(rig.clock.sleeperCount == 0)
         // The manager is idle: the next request starts a new watch and releases it.
         let next = rig.request()
         await rig.clock.waitForSleepers(1)
-        #expect(rig.source.startCount == 2)
+        #expect(rig.source.openCount == 2)
         rig.source.send(fix)
         #expect(await next.value == .fix(fix))
         #expect(!rig.source.isRunning)
@@ -283,12 +282,12 @@ struct AsyncRaceTests {
     @Test func aStopThatOvertakesTheStartOfTheWatchLeavesNothingRunning() async {
         let rig = AsyncRig()
         let gps = rig.gps
-        rig.watch.onNextStart(.beforeStarting) { gps.stop() }
+        rig.source.onNextOpening(.beforeOpening) { gps.stop() }
         let request = rig.request(timeout: .seconds(5))
         #expect(await request.value == .cancelled)
         #expect(
             !rig.source.isRunning,
             "LocationManager.perform runs .startSource/.stopSource after unlocking, so this stop ran first")
-        #expect(rig.source.startCount == rig.source.stopCount)
+        #expect(rig.source.openCount == rig.source.closeCount)
     }
 }

@@ -17,14 +17,14 @@ struct AsyncRequestTests {
         let request = rig.request(timeout: .seconds(10))
         await rig.clock.waitForSleepers(1)
         #expect(rig.source.isRunning)
-        #expect(rig.source.startCount == 1)
+        #expect(rig.source.openCount == 1)
 
         let fix = Location.sample(second: 1)
         #expect(rig.source.send(fix))
 
         #expect(await request.value == .fix(fix))
         #expect(!rig.source.isRunning)
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.closeCount == 1)
         #expect(rig.clock.sleeperCount == 0, "the timeout's sleep is cancelled with the request")
     }
 
@@ -37,7 +37,7 @@ struct AsyncRequestTests {
 
         #expect(await request.value == .error(connectionLost))
         #expect(rig.clock.sleeperCount == 0)
-        #expect(rig.watch.runEnds == 1, "the manager ended the run")
+        #expect(rig.source.closeCount == 1, "the manager closed the failed session")
     }
 
     @Test func theEndOfARecordingFailsWithLocationUnknownAndTheBestFix() async throws {
@@ -66,9 +66,9 @@ struct AsyncRequestTests {
         let error = try #require(await request.value.locationError)
         #expect(error.code == .timedOut)
         #expect(error.bestLocation == nil)
-        await rig.watch.waitUntilIdle()
+        await rig.source.waitUntilIdle()
         #expect(!rig.source.isRunning)
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.closeCount == 1)
     }
 
     @Test func cancellationThrowsCancellationErrorAtOnce() async {
@@ -94,7 +94,7 @@ struct AsyncRequestTests {
             return await AsyncOutcome.of { try await gps.requestLocation(timeout: .seconds(5), clock: clock) }
         }
         #expect(await request.value == .cancelled)
-        #expect(rig.source.startCount == 0)
+        #expect(rig.source.openCount == 0)
         #expect(rig.clock.sleeperCount == 0)
     }
 
@@ -111,8 +111,8 @@ struct AsyncRequestTests {
 
         rig.gps.stop()
         #expect(!rig.source.isRunning, "no cancelled request still holds the watch")
-        #expect(rig.source.startCount == 1)
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.openCount == 1)
+        #expect(rig.source.closeCount == 1)
         withExtendedLifetime(updates) {}
     }
 
@@ -124,12 +124,12 @@ struct AsyncRequestTests {
         rig.gps.stop()
 
         #expect(!rig.source.isRunning)
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.closeCount == 1)
         for request in requests { #expect(await request.value == .cancelled) }
         #expect(rig.clock.sleeperCount == 0)
         // The manager is usable again afterwards.
         let next = rig.request()
-        await rig.source.waitForStart(count: 2)
+        await rig.source.waitForOpening(count: 2)
         let fix = Location.sample(second: 1)
         rig.source.send(fix)
         #expect(await next.value == .fix(fix))
@@ -143,7 +143,7 @@ struct AsyncRequestTests {
         let timingOut = rig.request(timeout: .seconds(5))
         let served = rig.request(timeout: .seconds(60))
         await rig.clock.waitForSleepers(3)
-        #expect(rig.source.startCount == 1)
+        #expect(rig.source.openCount == 1)
 
         cancelled.cancel()
         #expect(await cancelled.value == .cancelled)
@@ -152,21 +152,21 @@ struct AsyncRequestTests {
         rig.clock.advance(by: .seconds(5))
         #expect(try #require(await timingOut.value.locationError).code == .timedOut)
         #expect(rig.source.isRunning, "one request still waits")
-        #expect(rig.source.stopCount == 0)
+        #expect(rig.source.closeCount == 0)
 
         let fix = Location.sample(second: 1)
         rig.source.send(fix)
         #expect(await served.value == .fix(fix))
         #expect(!rig.source.isRunning)
-        #expect(rig.source.startCount == 1)
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.openCount == 1)
+        #expect(rig.source.closeCount == 1)
     }
 
     @Test func aThousandCallersShareOneWatchAndOneFix() async {
         let rig = AsyncRig()
         let requests = (0..<1_000).map { _ in rig.request(timeout: .seconds(60)) }
         await rig.clock.waitForSleepers(1_000)
-        #expect(rig.source.startCount == 1)
+        #expect(rig.source.openCount == 1)
 
         let fix = Location.sample(second: 7)
         #expect(rig.source.send(fix))
@@ -174,8 +174,8 @@ struct AsyncRequestTests {
         var served = 0
         for request in requests where await request.value == .fix(fix) { served += 1 }
         #expect(served == 1_000)
-        #expect(rig.source.startCount == 1)
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.openCount == 1)
+        #expect(rig.source.closeCount == 1)
         #expect(!rig.source.isRunning)
         #expect(rig.clock.sleeperCount == 0)
     }
@@ -188,7 +188,7 @@ struct AsyncRequestTests {
         for (index, request) in requests.enumerated() where index.isMultiple(of: 2) { request.cancel() }
         #expect(rig.clock.sleeperCount == 500)
         #expect(rig.source.isRunning)
-        #expect(rig.source.stopCount == 0)
+        #expect(rig.source.closeCount == 0)
 
         let fix = Location.sample(second: 7)
         #expect(rig.source.send(fix))
@@ -204,7 +204,7 @@ struct AsyncRequestTests {
         #expect(served == 500)
         #expect(cancelled == 500)
         #expect(other == 0)
-        #expect(rig.source.startCount == 1)
+        #expect(rig.source.openCount == 1)
         #expect(!rig.source.isRunning)
     }
 
@@ -261,19 +261,19 @@ struct AsyncRequestTests {
     @Test func aFixYoungerThanMaximumAgeIsReturnedAtOnce() async throws {
         let rig = AsyncRig()
         let first = rig.request()
-        await rig.source.waitForStart()
+        await rig.source.waitForOpening()
         let fix = Location.sample(second: 1)
         rig.source.send(fix)
         #expect(await first.value == .fix(fix))
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.closeCount == 1)
 
         rig.managerClock.advance(by: .seconds(4))
         let again = try await rig.gps.requestLocation(
             timeout: .seconds(5), maximumAge: .seconds(5), clock: rig.clock)
 
         #expect(again == fix)
-        #expect(rig.source.startCount == 1, "no new watch")
-        #expect(rig.source.pollCount == 0)
+        #expect(rig.source.openCount == 1, "no new watch")
+        #expect(rig.source.heldFixRequestCount == 0)
         #expect(rig.clock.sleeperCount == 0)
     }
 
@@ -288,7 +288,7 @@ struct AsyncRequestTests {
             timeout: .seconds(5), maximumAge: .seconds(2), clock: rig.clock)
 
         #expect(returned == fix)
-        #expect(rig.source.pollCount == 0)
+        #expect(rig.source.heldFixRequestCount == 0)
         rig.gps.stop()
         var iterator = updates.makeAsyncIterator()
         #expect(try await iterator.next() == fix)
@@ -302,7 +302,7 @@ struct AsyncRequestTests {
 
         let request = rig.request(maximumAge: .seconds(5), desiredAccuracy: 10)
         await rig.clock.waitForSleepers(1)
-        #expect(rig.source.pollCount == 1)
+        #expect(rig.source.heldFixRequestCount == 1)
         let accurate = Location.sample(second: 2, accuracy: 4)
         rig.source.send(accurate)
         #expect(await request.value == .fix(accurate))
@@ -312,15 +312,15 @@ struct AsyncRequestTests {
     @Test func anOlderFixMakesTheRequestPollAndWait() async {
         let rig = AsyncRig()
         let first = rig.request()
-        await rig.source.waitForStart()
+        await rig.source.waitForOpening()
         rig.source.send(.sample(second: 1))
         _ = await first.value
         rig.managerClock.advance(by: .seconds(10))
 
         let request = rig.request(timeout: .seconds(30), maximumAge: .seconds(5))
         await rig.clock.waitForSleepers(1)
-        #expect(rig.source.startCount == 2)
-        #expect(rig.source.pollCount == 1)
+        #expect(rig.source.openCount == 2)
+        #expect(rig.source.heldFixRequestCount == 1)
 
         let next = Location.sample(second: 11)
         rig.source.send(next)
@@ -331,7 +331,7 @@ struct AsyncRequestTests {
         let rig = AsyncRig()
         let request = rig.request(timeout: .seconds(30), maximumAge: .seconds(5))
         await rig.clock.waitForSleepers(1)
-        #expect(rig.source.pollCount == 1, "no fix held yet, so it asks gpsd for its current one")
+        #expect(rig.source.heldFixRequestCount == 1, "no fix held yet, so it asks gpsd for its current one")
 
         // gpsd holds a fix 8 s old: too old.
         let stale = Location.sample(second: 1)
@@ -349,7 +349,7 @@ struct AsyncRequestTests {
         let rig = AsyncRig()
         let request = rig.request(timeout: .seconds(30))
         await rig.clock.waitForSleepers(1)
-        #expect(rig.source.pollCount == 0)
+        #expect(rig.source.heldFixRequestCount == 0)
 
         let polled = Location.sample(second: 1)
         rig.source.send(.report(.poll(time: polled.timestamp!.addingTimeInterval(1), reports: [.fix(polled)])))

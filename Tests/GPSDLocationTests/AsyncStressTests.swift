@@ -62,10 +62,10 @@ struct AsyncStressTests {
                 Spec(desiredAccuracy: Bool.random(using: &random) ? nil : 10,
                      deadline: base + .milliseconds(500 * Int.random(in: 1...16, using: &random)))
             }
-            let startsBefore = rig.source.startCount
+            let startsBefore = rig.source.openCount
             let requests = specs.map { rig.request(timeout: $0.deadline - base, desiredAccuracy: $0.desiredAccuracy) }
             await rig.clock.waitForSleepers(specs.count)
-            #expect(rig.source.startCount == startsBefore + 1, "batch \(batches) shares one watch")
+            #expect(rig.source.openCount == startsBefore + 1, "batch \(batches) shares one watch")
 
             // Requests cancelled before (or just as) they register, while the others hold the watch.
             for _ in 0..<Int.random(in: 0...4, using: &random) {
@@ -96,13 +96,13 @@ struct AsyncStressTests {
             #expect(rig.clock.sleeperCount == 0)
             if !timedOut {
                 // Every request ended inside a step, and released the watch there: it must be released now.
-                guard rig.watch.isIdle else {
+                guard rig.source.isIdle else {
                     Issue.record("batch \(batches) left a watch held; steps \(steps)")
                     return
                 }
             }
             // A timeout releases the watch on its timer's task after resuming its caller: wait for that.
-            await rig.watch.waitUntilIdle()
+            await rig.source.waitUntilIdle()
         }
 
         #expect(mismatches.isEmpty, "\(mismatches.count) outcomes their order does not allow: \(mismatches.prefix(5))")
@@ -314,10 +314,10 @@ struct AsyncStressTests {
                 case .failure(let error): problems.append("round \(round) consumer: \(error)")
                 }
             }
-            await rig.watch.waitUntilIdle()
+            await rig.source.waitUntilIdle()
             // Fails now and then while LocationManager runs a start and a stop decided on two threads out of
             // order: AsyncRaceTests.aStopThatOvertakesTheStartOfTheWatchLeavesNothingRunning shows it every time.
-            #expect(!rig.watch.isRunning, "round \(round): the manager is idle, yet the source runs")
+            #expect(!rig.source.isRunning, "round \(round): the manager is idle, yet the source runs")
             #expect(rig.clock.sleeperCount == 0)
         }
 
@@ -333,17 +333,17 @@ struct AsyncStressTests {
     /// Proves the manager holds no demand: one more request starts a watch (so nothing held it), is served,
     /// and once it is gone the source is stopped.
     private static func expectNoWatchHeld(_ rig: AsyncRig, second: inout Int) async {
-        await rig.watch.waitUntilIdle()
-        let startsBefore = rig.source.startCount
+        await rig.source.waitUntilIdle()
+        let startsBefore = rig.source.openCount
         let probe = rig.request(timeout: .seconds(1))
         await rig.clock.waitForSleepers(1)
-        #expect(rig.source.startCount == startsBefore + 1, "a new watch started: nothing held the old one")
+        #expect(rig.source.openCount == startsBefore + 1, "a new watch started: nothing held the old one")
         second += 1
         let fix = Location.sample(second: second)
         #expect(rig.source.send(fix))
         rig.clock.advance(by: .seconds(1))  // ends the probe even if the fix did not reach it
         #expect(await probe.value == .fix(fix))
-        await rig.watch.waitUntilIdle()
+        await rig.source.waitUntilIdle()
         #expect(!rig.source.isRunning)
     }
 }

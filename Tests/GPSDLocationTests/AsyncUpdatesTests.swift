@@ -29,7 +29,7 @@ struct AsyncUpdatesTests {
             }
             return received
         }
-        await rig.source.waitForStart()
+        await rig.source.waitForOpening()
         let fixes = (1...5).map { Location.sample(second: $0) }
         for fix in fixes { rig.source.send(fix) }
 
@@ -37,7 +37,7 @@ struct AsyncUpdatesTests {
         // and dropping them ran the termination handler.
         #expect(try await consumer.value == Array(fixes.prefix(3)))
         #expect(!rig.source.isRunning)
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.closeCount == 1)
     }
 
     @Test func cancellingTheConsumersTaskEndsTheSequenceAndStopsTheWatch() async throws {
@@ -52,7 +52,7 @@ struct AsyncUpdatesTests {
             }
             return count
         }
-        await rig.source.waitForStart()
+        await rig.source.waitForOpening()
         let fix = Location.sample(second: 1)
         rig.source.send(fix)
         var reachedFixes = progress.makeAsyncIterator()
@@ -75,7 +75,7 @@ struct AsyncUpdatesTests {
         rig.gps.stop()
 
         #expect(!rig.source.isRunning)
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.closeCount == 1)
         #expect(try await collect(first) == [fix], "what was buffered is still delivered, then the end")
         #expect(try await collect(second) == [fix])
     }
@@ -96,7 +96,7 @@ struct AsyncUpdatesTests {
         #expect(received == fixes)
         // The failed sequence released the watch: a new consumer starts a new one and holds it alone.
         let next = rig.gps.updates()
-        #expect(rig.source.startCount == 2)
+        #expect(rig.source.openCount == 2)
         rig.gps.stop()
         #expect(!rig.source.isRunning)
         #expect(try await collect(next) == [])
@@ -112,7 +112,7 @@ struct AsyncUpdatesTests {
 
         #expect(try await collect(updates) == fixes)
         let next = rig.gps.updates()
-        #expect(rig.source.startCount == 2, "the ended sequence released the watch")
+        #expect(rig.source.openCount == 2, "the ended sequence released the watch")
         rig.gps.stop()
         #expect(!rig.source.isRunning)
         #expect(try await collect(next) == [])
@@ -124,7 +124,7 @@ struct AsyncUpdatesTests {
         let requests = [rig.request(), rig.request(desiredAccuracy: 10)]
         await rig.clock.waitForSleepers(2)
         let also = rig.gps.updates(distanceFilter: 5)
-        #expect(rig.source.startCount == 1)
+        #expect(rig.source.openCount == 1)
 
         let fix = Location.sample(second: 1, accuracy: 4)
         rig.source.send(fix)
@@ -133,8 +133,8 @@ struct AsyncUpdatesTests {
 
         rig.gps.stop()
         #expect(!rig.source.isRunning)
-        #expect(rig.source.startCount == 1)
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.openCount == 1)
+        #expect(rig.source.closeCount == 1)
         #expect(try await collect(updates) == [fix])
         #expect(try await collect(also) == [fix])
     }
@@ -155,11 +155,11 @@ struct AsyncUpdatesTests {
                 return received
             }
         }
-        await rig.source.waitForStart()
+        await rig.source.waitForOpening()
         for second in 1...3 { rig.source.send(.sample(second: second)) }
         for (index, consumer) in consumers.enumerated() { #expect(try await consumer.value == index + 1) }
-        #expect(rig.source.startCount == 1)
-        #expect(rig.source.stopCount == 1)
+        #expect(rig.source.openCount == 1)
+        #expect(rig.source.closeCount == 1)
         #expect(!rig.source.isRunning)
     }
 
@@ -169,7 +169,7 @@ struct AsyncUpdatesTests {
         let rig = AsyncRig()
         let filtered = rig.gps.updates(distanceFilter: 100)
         let everything = rig.gps.updates()
-        #expect(rig.source.startCount == 1)
+        #expect(rig.source.openCount == 1)
         // 30 m apart along the equator: 0, 30, 60, … 270 m.
         let fixes = (0..<10).map { Location.sample(second: $0, metresPerSecond: 30) }
         for fix in fixes { rig.source.send(fix) }
@@ -250,7 +250,7 @@ struct AsyncUpdatesTests {
     @Test func stopWhileASequenceRegistersEndsItAndReleasesTheWatch() async throws {
         let rig = AsyncRig()
         let gps = rig.gps
-        rig.watch.onNextStart(.afterStarting) { gps.stop() }
+        rig.source.onNextOpening(.afterOpening) { gps.stop() }
         let updates = rig.gps.updates()
         defer { withExtendedLifetime(updates) {} }  // the consumer still holds the ended sequence
 
@@ -263,7 +263,7 @@ struct AsyncUpdatesTests {
     @Test func aFailureWhileASequenceRegistersEndsItAndReleasesTheWatch() async throws {
         let rig = AsyncRig()
         let (source, failure) = (rig.source, SourceEvent.failed(connectionLost))
-        rig.watch.onNextStart(.afterStarting) { source.send(failure) }
+        rig.source.onNextOpening(.afterOpening) { source.send(failure) }
         let updates = rig.gps.updates()
         defer { withExtendedLifetime(updates) {} }  // the consumer still holds the ended sequence
 
@@ -272,7 +272,7 @@ struct AsyncUpdatesTests {
         // Nothing but the next request holds the watch now: once it is served, the source stops.
         let request = rig.request()
         await rig.clock.waitForSleepers(1)
-        #expect(rig.source.startCount == 2)
+        #expect(rig.source.openCount == 2)
         let fix = Location.sample(second: 1)
         rig.source.send(fix)
         #expect(await request.value == .fix(fix))

@@ -55,58 +55,29 @@ struct EdgeCaseTests {
         #expect(!source.isRunning, "the failed run was stopped")
     }
 
-    @Test func theEndOfAnEarlierRunLeavesLaterWaitersAlone() async throws {
-        var machine = AsyncLocationStateMachine()
-        let early = machine.makeID(), late = machine.makeID()
-        let (earlyWaiter, earlyTask) = await waiter(run: 1)
-        let (lateWaiter, lateTask) = await waiter(run: 2)
-        _ = machine.register(early, earlyWaiter)
-        _ = machine.register(late, lateWaiter)
-        let (resumptions, _) = machine.end(run: 1, with: LocationError(.connectionLost, "run 1 lost"))
-        #expect(resumptions.count == 1)
-        #expect(machine.waiters.keys.sorted() == [late])
-        // Resume what was taken out, and the one left, so no continuation leaks.
-        for resumption in resumptions { resumption.continuation.resume(with: resumption.result) }
-        let cancelled = machine.cancel(late)
-        let rest = try #require(cancelled)
-        rest.continuation.resume(with: rest.result)
-        let earlyError = await #expect(throws: LocationError.self) { try await earlyTask.value }
-        #expect(earlyError?.code == .connectionLost)
-        await #expect(throws: CancellationError.self) { try await lateTask.value }
-    }
-
-    /// A waiter whose continuation belongs to a task that waits for it.
-    private func waiter(run: Int) async -> (AsyncLocationStateMachine.Waiter, Task<Location, any Error>) {
-        let (handOver, continuation) = AsyncStream.makeStream(of: AsyncLocationStateMachine.Continuation.self)
-        let task = Task { try await withCheckedThrowingContinuation { continuation.yield($0) } }
-        var iterator = handOver.makeAsyncIterator()
-        let waiting = await iterator.next()!
-        return (.init(continuation: waiting, run: run, desiredAccuracy: nil, maximumAge: .zero), task)
-    }
-
     @Test func satelliteUpdatesOutliveAFailedWatch() async throws {
         let source = ScriptedSource()
         let gps = AsyncLocationManager(manager: LocationManager(source: source, clock: ManualManagerClock()))
         var satellites = gps.satelliteUpdates().makeAsyncIterator()
         let first = Task { try await gps.requestLocation(timeout: .seconds(60)) }
-        await source.waitForStart(count: 1)
+        await source.waitForOpening(count: 1)
         source.send(.report(.sky(SatelliteCount(visible: 9, used: 0))))
         #expect(await satellites.next() == SatelliteCount(visible: 9, used: 0))
         source.send(.failed(LocationError(.connectionLost, "gone")))
         _ = await first.result
         let second = Task { try await gps.requestLocation(timeout: .seconds(60)) }
-        await source.waitForStart(count: 2)
+        await source.waitForOpening(count: 2)
         source.send(.report(.sky(SatelliteCount(visible: 9, used: 7))))
         #expect(await satellites.next() == SatelliteCount(visible: 9, used: 7), "still streaming after the failure")
         source.send(Location.sample(second: 1))
         _ = try await second.value
     }
 
-    @Test func durationsMeaningNeverDoNotTrap() {
+    @Test func durationsMeaningNeverDoNotTrap() throws {
         SystemManagerClock().schedule(after: .seconds(Int64.max)) {}
-        let pipe = WakePipe()
+        let pipe = try WakePipe()
         pipe.signal()
-        #expect(pipe.wait(readable: nil, timeout: .seconds(Int64.max)) == false, "woken by the signal, not timed out")
+        #expect(try pipe.wait(for: nil, timeout: .seconds(Int64.max)) == false, "woken by the signal, not timed out")
     }
 }
 

@@ -28,12 +28,12 @@ struct LocationManagerTests {
     // MARK: Continuous updates
 
     @Test func startUpdatingStartsTheSourceOnce() {
-        #expect(source.startCount == 0)
+        #expect(source.openCount == 0)
         manager.startUpdatingLocation()
         manager.startUpdatingLocation()
-        #expect(source.startCount == 1)
+        #expect(source.openCount == 1)
         #expect(source.isRunning)
-        #expect(source.stopCount == 0)
+        #expect(source.closeCount == 0)
     }
 
     @Test func eachFixReachesTheDelegateOnceAndInOrder() {
@@ -131,7 +131,7 @@ struct LocationManagerTests {
         manager.startUpdatingLocation()
         source.send(Location.sample(second: 1))
         manager.stopUpdatingLocation()
-        #expect(source.stopCount == 1)
+        #expect(source.closeCount == 1)
         #expect(!source.isRunning)
         #expect(!source.send(Location.sample(second: 2)))
         drain()
@@ -162,7 +162,7 @@ struct LocationManagerTests {
         }
         drain()
         #expect(log.events == [.locations([sent[0]])])
-        #expect(source.stopCount == 1)
+        #expect(source.closeCount == 1)
     }
 
     @Test func noCallbackAfterStopReturnsFromAnotherThread() {
@@ -180,26 +180,22 @@ struct LocationManagerTests {
         drain()
         manager.stopUpdatingLocation()
         manager.startUpdatingLocation()
-        #expect(source.startCount == 2)
-        #expect(source.stopCount == 1)
+        #expect(source.openCount == 2)
+        #expect(source.closeCount == 1)
         source.send(Location.sample(second: 2))
         drain()
         #expect(delegate.locations == [Location.sample(second: 1), Location.sample(second: 2)])
     }
 
-    @Test func eventsOfAnOldRunAreIgnored() {
-        let source = HandlerKeepingSource()
-        let manager = LocationManager(source: source, clock: clock)
-        let delegate = DelegateRecorder()
-        manager.delegate = delegate
+    @Test func eventsOfAnOldSessionAreIgnored() {
         manager.startUpdatingLocation()
         manager.stopUpdatingLocation()
         manager.startUpdatingLocation()
-        #expect(source.handlerCount == 2)
-        source.send(Location.sample(second: 1), toRun: 0)                    // late, from the first run
-        source.send(.failed(LocationError(.connectionLost, "old")), toRun: 0)
-        source.send(Location.sample(second: 2), toRun: 1)
-        manager.delegateQueue.sync {}
+        #expect(source.openCount == 2)
+        source.send(.report(.fix(Location.sample(second: 1))), toSession: 1)   // late, from the first session
+        source.send(.failed(LocationError(.connectionLost, "old")), toSession: 1)
+        source.send(.report(.fix(Location.sample(second: 2))), toSession: 2)
+        drain()
         #expect(delegate.events == [.locations([Location.sample(second: 2)])])
         #expect(manager.location == Location.sample(second: 2))
     }
@@ -210,17 +206,17 @@ struct LocationManagerTests {
         #expect(source.isRunning)
         manager = nil
         #expect(!source.isRunning)
-        #expect(source.stopCount == 1)
+        #expect(source.closeCount == 1)
     }
 
     // MARK: One-shot requests
 
     @Test func requestLocationDeliversOneFixThenStops() {
         manager.requestLocation()
-        #expect(source.startCount == 1)
+        #expect(source.openCount == 1)
         let first = Location.sample(second: 1)
         #expect(source.send(first))
-        #expect(source.stopCount == 1)
+        #expect(source.closeCount == 1)
         #expect(!source.isRunning)
         #expect(!source.send(Location.sample(second: 2)))
         drain()
@@ -258,7 +254,7 @@ struct LocationManagerTests {
         let error = try #require(delegate.errors.first)
         #expect(error.code == .locationUnknown)
         #expect(error.bestLocation == poor)
-        #expect(source.stopCount == 1)
+        #expect(source.closeCount == 1)
         #expect(!source.isRunning)
 
         // A fix after the timeout does not reach the delegate, nor does time.
@@ -294,7 +290,7 @@ struct LocationManagerTests {
         manager.requestLocation()
         clock.advance(by: .seconds(20))
         manager.requestLocation()
-        #expect(source.startCount == 1)
+        #expect(source.openCount == 1)
         clock.advance(by: .seconds(10))   // the first request's deadline: replaced, so nothing
         drain()
         #expect(delegate.events == [])
@@ -311,7 +307,7 @@ struct LocationManagerTests {
         for fix in sent { source.send(fix) }
         drain()
         #expect(delegate.locations == sent)
-        #expect(source.stopCount == 0)
+        #expect(source.closeCount == 0)
     }
 
     @Test func requestTimeoutWhileUpdatingKeepsTheSourceRunning() throws {
@@ -349,7 +345,7 @@ struct LocationManagerTests {
         #expect(try #require(delegate.errors.first).code == .connectionLost)
 
         manager.startUpdatingLocation()                   // a new start connects again
-        #expect(source.startCount == 2)
+        #expect(source.openCount == 2)
         source.send(Location.sample(second: 3))
         drain()
         #expect(delegate.locations.last == Location.sample(second: 3))
@@ -357,7 +353,7 @@ struct LocationManagerTests {
 
     @Test func sourceFailureDuringARequestIsReportedOnce() {
         manager.requestLocation()
-        let failure = LocationError(.gpsdUnavailable, "cannot connect to gpsd", libgpsCode: -6)
+        let failure = LocationError(.gpsdUnavailable, "cannot connect to gpsd", errorNumber: ECONNREFUSED)
         source.send(.failed(failure))
         clock.advance(by: manager.requestTimeout)   // the request is over: its timer does nothing
         drain()
@@ -471,15 +467,19 @@ struct LocationManagerTests {
         #expect(delegate.events == [])
     }
 
-    @Test func pollIsPassedOnOnlyWhileTheSourceRuns() {
-        manager.poll()
-        #expect(source.pollCount == 0)
-        manager.startUpdatingLocation()
-        manager.poll()
-        #expect(source.pollCount == 1)
-        manager.stopUpdatingLocation()
-        manager.poll()
-        #expect(source.pollCount == 1)
+    @Test func aSubscriptionWithAMaximumAgeAsksTheOpenSessionForTheHeldFix() {
+        let idle = manager.reserveSubscription()
+        manager.subscribe(idle, .oneShot(maximumAge: .seconds(1))) { _ in }
+        #expect(source.openCount == 1)
+        #expect(source.heldFixRequestCount == 1, "asked as soon as the session opened")
+        let joining = manager.reserveSubscription()
+        manager.subscribe(joining, .oneShot(maximumAge: .seconds(1))) { _ in }
+        #expect(source.heldFixRequestCount == 2, "asked of the open session")
+        let without = manager.reserveSubscription()
+        manager.subscribe(without, .oneShot()) { _ in }
+        #expect(source.heldFixRequestCount == 2, "a request without a maximum age waits for the next fix")
+        for id in [idle, joining, without] { manager.unsubscribe(id) }
+        #expect(!source.isRunning)
     }
 
     @Test func pollReplyFixIsDeliveredWithItsAge() throws {
@@ -555,22 +555,4 @@ struct LocationManagerTests {
         #expect(delegate.locations == [Location.sample(second: 1)])
         #expect(second.locations == [Location.sample(second: 2)])
     }
-}
-
-/// A source that keeps the handler of every run, so a test can send events to a run that has ended.
-private final class HandlerKeepingSource: LocationSource {
-    private let handlers = Locked<[@Sendable (SourceEvent) -> Void]>([])
-
-    func start(_ handler: @escaping @Sendable (SourceEvent) -> Void) { handlers.withLock { $0.append(handler) } }
-    func stop() {}
-    func poll() {}
-
-    var handlerCount: Int { handlers.withLock { $0.count } }
-
-    func send(_ event: SourceEvent, toRun run: Int) {
-        let handler = handlers.withLock { $0[run] }
-        handler(event)
-    }
-
-    func send(_ location: Location, toRun run: Int) { send(.report(.fix(location)), toRun: run) }
 }

@@ -75,9 +75,9 @@ struct RecordingSourceTests {
             manager.delegate = delegate
             _ = manager.addObserver { event in
                 switch event {
-                case .finished: continuation.yield(.finished)
-                case .failed(let error, _): continuation.yield(.failed(error))
-                default: break
+                case .sessionEnded(nil): continuation.yield(.finished)
+                case .sessionEnded(let error?): continuation.yield(.failed(error))
+                case .satellites: break
                 }
             }
             self.signals = signals
@@ -242,66 +242,48 @@ struct RecordingSourceTests {
         }
     }
 
-    /// The delays a fresh clock at `speed` asks for before each report, asked one right after the other.
-    private func delays(speed: Double?, _ reports: [GPSDReport]) -> [Duration?] {
-        var clock = ReplayClock(speed: speed)
-        return reports.map { clock.delay(before: $0) }
-    }
-
-    /// Whether `delay` is `expected` less the little time the test took between two calls (under 100 ms).
-    private func isAbout(_ delay: Duration?, _ expected: Duration) -> Bool {
-        guard let delay else { return false }
-        return delay > expected - .milliseconds(100) && delay <= expected
+    /// The delays a fresh pacer at `pace` asks for before each report, each asked at its time on the monotonic
+    /// clock (by default all at once).
+    private func delays(_ pace: ReplayPace, _ reports: [GPSDReport], at times: [Duration]? = nil) -> [Duration?] {
+        var pacer = ReplayPacer(pace: pace)
+        return zip(reports, times ?? reports.map { _ in .zero }).map { pacer.delay(before: $0, now: $1) }
     }
 
     @Test func realTimeWaitsTheRecordedGap() {
-        let result = delays(speed: ReplayPace.realTime.speed, [fix(0), fix(1)])
-        #expect(result[0] == nil)
-        #expect(isAbout(result[1], .seconds(1)), "\(String(describing: result[1]))")
+        #expect(delays(.realTime, [fix(0), fix(1)]) == [nil, .seconds(1)])
+        // Asked 0.25 s after the first: 0.75 s are left.
+        #expect(delays(.realTime, [fix(0), fix(1)], at: [.zero, .milliseconds(250)]) == [nil, .milliseconds(750)])
+        // Asked late: no wait.
+        #expect(delays(.realTime, [fix(0), fix(1)], at: [.zero, .seconds(2)]) == [nil, nil])
     }
 
     @Test func acceleratedDividesTheGap() {
-        // 10 recorded seconds are about 1 s; one more is about 0.1 s after that.
-        let result = delays(speed: ReplayPace.accelerated(by: 10).speed, [fix(0), fix(10), fix(11)])
-        #expect(result[0] == nil)
-        #expect(isAbout(result[1], .seconds(1)), "\(String(describing: result[1]))")
-        #expect(isAbout(result[2], .milliseconds(1100)), "\(String(describing: result[2]))")
-    }
-
-    @Test func acceleratedOneSecondIsATenth() throws {
-        let result = delays(speed: ReplayPace.accelerated(by: 10).speed, [fix(0), fix(1)])
-        #expect(result[0] == nil)
-        let delay = try #require(result[1])
-        #expect(delay > .zero && delay <= .milliseconds(100))
+        // 10 recorded seconds are 2.5 s at 4×; one more is 0.25 s after that (factors exact in binary).
+        #expect(delays(.accelerated(by: 4), [fix(0), fix(10), fix(11)]) == [nil, .seconds(2.5), .seconds(2.75)])
+        #expect(delays(.accelerated(by: 8), [fix(0), fix(1)]) == [nil, .milliseconds(125)])
     }
 
     @Test func asFastAsPossibleNeverWaits() {
-        let result = delays(speed: ReplayPace.asFastAsPossible.speed, (0..<5).map { fix(Double($0) * 60) })
+        let result = delays(.asFastAsPossible, (0..<5).map { fix(Double($0) * 60) })
         #expect(result == [nil, nil, nil, nil, nil])
     }
 
     @Test func backwardsJumpStartsOver() {
-        let result = delays(speed: 1, [fix(10), fix(11), fix(5), fix(6)])   // the log looped after 11
-        #expect(result[0] == nil)
-        #expect(isAbout(result[1], .seconds(1)))
-        #expect(result[2] == nil)
-        #expect(isAbout(result[3], .seconds(1)), "\(String(describing: result[3]))")
+        // The log looped after 11; the second pair is asked 5 s later.
+        let result = delays(.realTime, [fix(10), fix(11), fix(5), fix(6)], at: [.zero, .zero, .seconds(5), .seconds(5)])
+        #expect(result == [nil, .seconds(1), nil, .seconds(1)])
     }
 
     @Test func gapOverAnHourStartsOver() {
-        let result = delays(speed: 1, [fix(0), fix(3601), fix(3602)])
-        #expect(result[0] == nil)
-        #expect(result[1] == nil)
-        #expect(isAbout(result[2], .seconds(1)))
+        #expect(delays(.realTime, [fix(0), fix(3601), fix(3602)]) == [nil, nil, .seconds(1)])
     }
 
     @Test func reportsWithoutTimeDoNotWait() {
         let noFixLater = GPSDReport.noFix(device: "/dev/ttyUSB0", time: Date(timeIntervalSince1970: Self.epoch + 1))
-        let result = delays(speed: 1, [
+        let result = delays(.realTime, [
             .sky(SatelliteCount(visible: 1, used: 1)), .noFix(device: nil, time: nil), fix(0), .version("3.22"),
             noFixLater,
         ])
-        #expect(result[0..<4].allSatisfy { $0 == nil })
-        #expect(isAbout(result[4], .seconds(1)))
+        #expect(result == [nil, nil, nil, nil, .seconds(1)])
     }
 }

@@ -14,8 +14,12 @@ struct ReportDecoderTests {
     /// 2025-06-01T12:00:00Z.
     private static let epoch = 1_748_779_200.0
 
+    private let decoder: ReportDecoder
+
+    init() throws { decoder = try ReportDecoder() }
+
     private func decode(_ line: String) -> GPSDReport? {
-        ReportDecoder().decode(Array(line.utf8))
+        decoder.decode(Array(line.utf8))
     }
 
     private func fix(_ line: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Location {
@@ -143,7 +147,6 @@ struct ReportDecoderTests {
 
     @Test func decoderKeepsNoStateBetweenLines() throws {
         // A fix, then a SKY and a fixless TPV: neither may inherit the fix's position.
-        let decoder = ReportDecoder()
         let first = decoder.decode(Array(Self.fullTPV.utf8))
         guard case .fix = first else {
             Issue.record("expected a fix, got \(String(describing: first))")

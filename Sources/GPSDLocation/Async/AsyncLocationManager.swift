@@ -14,9 +14,9 @@ public import Foundation
 /// ```
 ///
 /// Every request resumes exactly once, whatever comes first: a fix, a failure, its timeout, cancellation of
-/// its task, or ``stop()``. Any number of requests and streams may run at once; they share the manager's one
-/// gpsd watch, which runs while at least one of them is waiting and stops when the last leaves. Reading from
-/// gpsd happens on the manager's own thread, never on Swift's cooperative pool.
+/// its task, or ``stop()``. Any number of requests and streams may run at once; each holds a subscription of
+/// the manager, which watches gpsd while at least one is live and stops when the last is given back. Reading
+/// from gpsd happens on the manager's own thread, never on Swift's cooperative pool.
 public final class AsyncLocationManager: Sendable {
     /// How long ``requestLocation(timeout:maximumAge:desiredAccuracy:)`` waits unless told: 30 seconds.
     public static let defaultTimeout: Duration = .seconds(30)
@@ -29,14 +29,11 @@ public final class AsyncLocationManager: Sendable {
     /// The manager underneath. Its delegate API stays usable alongside.
     public let manager: LocationManager
 
-    private let state = Locked(AsyncLocationStateMachine())
-    private let observer = Locked<Int?>(nil)
+    let state = Locked(AsyncLocationStateMachine())
 
     /// Wraps a manager.
     public init(manager: LocationManager) {
         self.manager = manager
-        let id = manager.addObserver { [weak self] event in self?.receive(event) }
-        observer.withLock { $0 = id }
     }
 
     /// A manager for a live gpsd.
@@ -50,7 +47,8 @@ public final class AsyncLocationManager: Sendable {
     }
 
     deinit {
-        if let id = observer.withLock({ $0 }) { manager.removeObserver(id) }
+        // Requests and update streams keep this object; satellite streams do not, and end with it.
+        for stream in state.withLock({ $0.takeSatelliteStreams() }) { stream.finish() }
     }
 
     // MARK: One fix
@@ -66,7 +64,8 @@ public final class AsyncLocationManager: Sendable {
     /// let fix = try await gps.requestLocation(timeout: .seconds(5), desiredAccuracy: 10)
     /// ```
     /// - Parameters:
-    ///   - timeout: how long to wait.
+    ///   - timeout: how long to wait; a century or more (``Swift/Duration/seconds(_:)-(Int64)`` of
+    ///     `Int64.max`, say) waits without limit.
     ///   - maximumAge: how old a fix may be to be returned without waiting; `nil` waits for a new one.
     ///   - desiredAccuracy: the horizontal accuracy in metres a fix must have; a fix of unknown accuracy does
     ///     not qualify. `nil` takes any.
@@ -88,154 +87,79 @@ public final class AsyncLocationManager: Sendable {
     /// let fix = try await gps.requestLocation(timeout: .seconds(5), clock: SuspendingClock())
     /// ```
     public func requestLocation<C: Clock>(
-        timeout: C.Instant.Duration,
+        timeout: Duration,
         maximumAge: Duration? = nil,
         desiredAccuracy: Double? = nil,
         clock: C
-    ) async throws -> Location {
+    ) async throws -> Location where C.Duration == Duration {
         try Task.checkCancellation()
         if let maximumAge, let latest = manager.latestFix, latest.age <= maximumAge,
            latest.location.meets(desiredAccuracy: desiredAccuracy) {
             return latest.location
         }
-        let deadline = clock.now.advanced(by: timeout)
-        let id = state.withLock { $0.makeID() }
+        let deadline = timeout.meansNever ? nil : clock.now.advanced(by: timeout)
+        let id = manager.reserveSubscription()
         defer { state.withLock { $0.forget(id) } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: AsyncLocationStateMachine.Continuation) in
-                let waiter = AsyncLocationStateMachine.Waiter(
-                    continuation: continuation, desiredAccuracy: desiredAccuracy, maximumAge: maximumAge ?? .zero)
-                if let early = state.withLock({ $0.register(id, waiter) }) {
-                    early.continuation.resume(with: early.result)
+                guard state.withLock({ $0.register(id, continuation) }) else {
+                    manager.unsubscribe(id)
+                    continuation.resume(throwing: CancellationError())
                     return
                 }
-                hold(id)
-                if maximumAge != nil { manager.poll() }
+                let request = SubscriptionRequest.oneShot(maximumAge: maximumAge, desiredAccuracy: desiredAccuracy)
+                guard manager.subscribe(id, request, handler: { event in self.handle(event, of: id) }),
+                      let deadline else { return }
                 let timer = Task { [weak self] in
                     do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
-                    self?.finish(self?.state.withLock { $0.timeOut(id, after: "\(timeout)") })
+                    self?.timeOut(id, after: timeout, desiredAccuracy: desiredAccuracy)
                 }
                 if let orphan = state.withLock({ $0.attach(timeout: timer, to: id) }) { orphan.cancel() }
             }
         } onCancel: {
-            finish(state.withLock { $0.cancel(id) })
+            end(state.withLock { $0.cancel(id) }, id, with: .failure(CancellationError()))
         }
-    }
-
-    // MARK: Streams
-
-    /// Fixes as they come, one per receiver cycle, until the consumer stops iterating, its task is
-    /// cancelled, or ``stop()`` is called.
-    ///
-    /// Each call makes an independent sequence with its own filters; all share one gpsd watch, which stops
-    /// when the last consumer is gone. A connection failure ends the sequence by throwing a
-    /// ``LocationError``; the end of a recording ends it normally.
-    ///
-    /// ```swift
-    /// for try await fix in gps.updates(desiredAccuracy: 20, distanceFilter: 10) {
-    ///     log(fix)
-    /// }
-    /// ```
-    /// - Parameters:
-    ///   - desiredAccuracy: only fixes at least this accurate (metres); `nil` takes any.
-    ///   - distanceFilter: only fixes at least this far (metres) from the last one delivered.
-    ///   - bufferingPolicy: what to keep for a consumer that falls behind; by default
-    ///     ``defaultBufferingPolicy``, the newest 16.
-    public func updates(
-        desiredAccuracy: Double? = nil,
-        distanceFilter: Double? = nil,
-        bufferingPolicy: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy =
-            AsyncLocationManager.defaultBufferingPolicy
-    ) -> AsyncThrowingStream<Location, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Location.self, bufferingPolicy: bufferingPolicy)
-        let id = state.withLock { $0.makeID() }
-        // The termination handler goes in first: the stream can end (stop(), a failure) before this returns.
-        // It holds this object strongly, so a sequence outlives the manager value it came from; the cycle
-        // ends with the sequence.
-        continuation.onTermination = { _ in
-            let release = self.state.withLock { state in state.unsubscribe(id) && state.release(id) }
-            if release { self.manager.releaseUpdates() }
-        }
-        state.withLock { state in
-            state.subscribe(id, .init(
-                continuation: continuation, desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter))
-        }
-        hold(id)
-        return stream
-    }
-
-    /// The satellites the receiver reports seeing and using, as they change, while fixes are being watched
-    /// (by a request, a stream or the delegate API). Observing does not by itself start the gpsd watch.
-    ///
-    /// ```swift
-    /// for await sky in gps.satelliteUpdates() { print("\(sky.used)/\(sky.visible) satellites") }
-    /// ```
-    public func satelliteUpdates() -> AsyncStream<SatelliteCount> {
-        let (stream, continuation) = AsyncStream.makeStream(of: SatelliteCount.self, bufferingPolicy: .bufferingNewest(1))
-        let last = Locked<SatelliteCount?>(nil)
-        let id = manager.addObserver { event in
-            switch event {
-            case .satellites(let count):
-                let changed = last.withLock { last in
-                    defer { last = count }
-                    return last != count
-                }
-                if changed { continuation.yield(count) }
-            case .location, .failed, .finished: break  // the next watch reports satellites again
-            }
-        }
-        continuation.onTermination = { [manager] _ in manager.removeObserver(id) }
-        return stream
     }
 
     // MARK: Stopping
 
-    /// Ends everything in flight: pending requests throw `CancellationError`, update sequences finish. The
-    /// gpsd watch they held stops.
+    /// Ends everything in flight: pending requests throw `CancellationError`, update sequences and satellite
+    /// sequences finish. The gpsd watch they held stops.
     public func stop() {
-        let (resumptions, streams) = state.withLock { $0.stopAll() }
-        resumptions.forEach { finish($0) }
-        streams.forEach { $0.finish() }
+        let (requests, streams, satellites) = state.withLock { $0.takeAll() }
+        for (id, waiter) in requests { end(waiter, id, with: .failure(CancellationError())) }
+        for stream in streams { stream.finish() }
+        for stream in satellites { stream.finish() }
     }
 
-    // MARK: Events
+    // MARK: Ending requests
 
-    private func receive(_ event: ManagerEvent) {
+    /// What the manager told a request's subscription, which it has ended.
+    private func handle(_ event: SubscriptionEvent, of id: SubscriptionID) {
+        guard let waiter = state.withLock({ $0.take(id) }) else { return }
+        waiter.timeout?.cancel()
         switch event {
-        case .location(let location, let age):
-            let (resumptions, yields) = state.withLock { $0.receive(location, age: age) }
-            resumptions.forEach { finish($0) }
-            for (continuation, location) in yields { continuation.yield(location) }
-        case .failed(let error, let run):
-            end(run: run, with: error)
-        case .finished(let run):
-            end(run: run, with: nil)
-        case .satellites:
-            break
+        case .location(let location): waiter.continuation.resume(returning: location)
+        case .ended(let error):
+            waiter.continuation.resume(throwing: error ?? LocationError(.locationUnknown, "the source ended before a fix"))
         }
     }
 
-    private func end(run: Int, with error: LocationError?) {
-        let (resumptions, streams) = state.withLock { $0.end(run: run, with: error) }
-        resumptions.forEach { finish($0) }
-        for stream in streams {
-            if let error { stream.finish(throwing: error) } else { stream.finish() }
-        }
+    /// The timeout gives the subscription back first: if the manager has ended it already, what ended it (a fix,
+    /// a failure) resumes the request; otherwise the best fix it saw is known before the request is taken.
+    private func timeOut(_ id: SubscriptionID, after timeout: Duration, desiredAccuracy: Double?) {
+        guard let ended = manager.unsubscribe(id), let waiter = state.withLock({ $0.take(id) }) else { return }
+        let accuracy = desiredAccuracy.map { " within \($0) m" } ?? ""
+        waiter.continuation.resume(
+            throwing: LocationError(.timedOut, "no fix\(accuracy) in \(timeout)", bestLocation: ended.best))
     }
 
-    /// Holds the manager's watch for a registered request or stream, and records the run it joined; releases
-    /// at once if it has ended meanwhile.
-    private func hold(_ id: Int) {
-        let run = manager.retainUpdates()
-        if state.withLock({ $0.joined(id, run: run) }) { manager.releaseUpdates() }
-    }
-
-    /// Resumes a registered waiter taken out of the state, cancels its timer and releases its hold on the
-    /// watch (or leaves that to the registering thread, if the hold is not in place yet).
-    private func finish(_ resumption: AsyncLocationStateMachine.Resumption?) {
-        guard let resumption else { return }
-        resumption.timeout?.cancel()
-        if state.withLock({ $0.release(resumption.id) }) { manager.releaseUpdates() }
-        resumption.continuation.resume(with: resumption.result)
+    /// Ends a request taken out of the state: cancels its timer, gives its subscription (or reservation) back,
+    /// then resumes it.
+    private func end(_ waiter: AsyncLocationStateMachine.Waiter?, _ id: SubscriptionID, with result: Result<Location, any Error>) {
+        guard let waiter else { return }
+        waiter.timeout?.cancel()
+        manager.unsubscribe(id)
+        waiter.continuation.resume(with: result)
     }
 }

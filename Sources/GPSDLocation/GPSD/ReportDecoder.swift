@@ -1,17 +1,8 @@
 import CGPS
 import Foundation
-import Glibc
 
-// Every libgps call GPSDLocation makes is in this file, as small wrappers that turn libgps's return codes
-// into `LocationError`s in one place. A `gps_data_t` is owned by exactly one of these objects, lives on the
-// heap, is never copied, and is only used from the thread that owns the object.
-
-/// libgps's text for a (negative) libgps error code.
-func libgpsErrorText(_ code: Int32) -> String {
-    var buffer = [CChar](repeating: 0, count: 256)
-    cgps_errstr(code, &buffer, buffer.count)
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
+// The C boundary: every libgps call GPSDLocation makes is in this file. libgps parses each report
+// (`gps_unpack`) into a `gps_data_t` of the decoder's own, which the shim copies into plain values.
 
 /// Parses gpsd JSON reports with libgps's own parser (`gps_unpack`).
 ///
@@ -20,8 +11,12 @@ package final class ReportDecoder {
     private let data: UnsafeMutablePointer<gps_data_t>
     private var report = cgps_report()
 
-    package init() {
-        guard let data = cgps_alloc() else { fatalError("out of memory allocating gps_data_t") }
+    /// - Throws: ``LocationError/Code/resourceUnavailable`` if the memory for libgps's `gps_data_t` cannot be
+    ///   had.
+    package init() throws(LocationError) {
+        guard let data = cgps_alloc() else {
+            throw LocationError(.resourceUnavailable, "cannot allocate libgps's gps_data_t", errorNumber: ENOMEM)
+        }
         self.data = data
     }
 
@@ -127,57 +122,4 @@ extension Location.Status {
         default: self = .gps
         }
     }
-}
-
-/// One open libgps session to gpsd. Used from one thread only; closed exactly once.
-final class LibGPSConnection {
-    private let data: UnsafeMutablePointer<gps_data_t>
-    private var isOpen = false
-
-    /// Connects (blocking, DNS included) and starts a JSON watch, optionally of one device.
-    init(server: GPSDServer) throws(LocationError) {
-        Self.ignoreSIGPIPE
-        guard let data = cgps_alloc() else { fatalError("out of memory allocating gps_data_t") }
-        self.data = data
-        let code = cgps_open(server.host, String(server.port), data)
-        // A throwing init of a fully initialised class still runs deinit, which frees `data`.
-        guard code == 0 else {
-            throw LocationError(
-                .gpsdUnavailable,
-                "cannot connect to gpsd at \(server): \(libgpsErrorText(code))",
-                libgpsCode: code)
-        }
-        isOpen = true
-        // libgps's special hosts ("shared memory", "DBUS export") open sessions without a socket to read.
-        guard cgps_fd(data) >= 0 else {
-            throw LocationError(.gpsdUnavailable, "'\(server.host)' is not a gpsd network address")
-        }
-        var flags = UInt32(WATCH_ENABLE | WATCH_JSON)
-        if server.device != nil { flags |= UInt32(WATCH_DEVICE) }
-        let result = server.device.map { cgps_stream(data, flags, $0) } ?? cgps_stream(data, flags, nil)
-        guard result == 0 else {
-            throw LocationError(.connectionLost, "gpsd at \(server) closed the connection when asked to watch")
-        }
-    }
-
-    deinit {
-        close()
-        cgps_free(data)
-    }
-
-    /// The socket, for poll(2) and read(2).
-    var fileDescriptor: Int32 { cgps_fd(data) }
-
-    /// Sends a command such as `?POLL;`. Returns false if the write failed (gpsd went away).
-    func send(_ command: String) -> Bool { isOpen && cgps_send(data, command) == 0 }
-
-    func close() {
-        guard isOpen else { return }
-        isOpen = false
-        _ = cgps_close(data)
-    }
-
-    /// A write to a socket whose peer has gone raises SIGPIPE, which would kill the process; libgps writes
-    /// with plain write(2). Ignored once, process-wide, before the first connection.
-    private static let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN); return () }()
 }

@@ -10,17 +10,14 @@ public import Foundation
 /// manager.startUpdatingLocation()
 /// ```
 ///
-/// The manager talks to gpsd through libgps on a thread of its own and calls the delegate on
-/// ``delegateQueue``: by default one serial queue per manager, so callbacks never overlap and arrive in order.
-/// It connects when something wants fixes (``startUpdatingLocation()``, ``requestLocation()``, or an
-/// ``AsyncLocationManager`` caller) and disconnects when nothing does.
+/// The manager reads gpsd on a thread of its own and calls the delegate on ``delegateQueue``: by default one
+/// serial queue per manager, so callbacks never overlap and arrive in order. It connects when something wants
+/// fixes (``startUpdatingLocation()``, ``requestLocation()``, or an ``AsyncLocationManager`` caller) and
+/// disconnects when nothing does; when it is released, its thread has ended.
 ///
 /// gpsd sends several reports per receiver cycle; the manager passes on each cycle's fix once, and again only
 /// when a later report of the same cycle adds a value (the altitude, say), so two equal locations never
 /// follow each other.
-///
-/// The manager ignores SIGPIPE process-wide when it first connects: libgps writes to gpsd with plain
-/// `write(2)`, and a write to a gpsd that has gone would otherwise kill the process.
 public final class LocationManager: Sendable {
     /// How long ``requestLocation()`` waits for a fix unless told otherwise: 30 seconds, enough for a warm
     /// receiver to get its first fix.
@@ -34,21 +31,12 @@ public final class LocationManager: Sendable {
     private let source: any LocationSource
     private let clock: any ManagerClock
     private let state: Locked<State>
-    private let sourceControl = Locked(SourceControl())
-    private let queueKey = DispatchSpecificKey<UInt8>()
 
     private struct State {
         var machine: LocationManagerStateMachine
         weak var delegate: (any LocationManagerDelegate)?
-    }
-
-    /// Which run the source was last told to be in. Starting and stopping happen outside the state lock, so
-    /// two threads' decisions could reach the source in the wrong order; one thread at a time reconciles
-    /// the source with the newest decision instead, and a thread that finds another at it leaves it a note.
-    private struct SourceControl {
-        var actualRun: Int?
-        var busy = false
-        var dirty = false
+        /// The delegate callbacks running now: on which thread, of which generation.
+        var callbacks: [(thread: UInt, generation: Int)] = []
     }
 
     /// A manager for a live gpsd.
@@ -77,7 +65,7 @@ public final class LocationManager: Sendable {
         self.init(source: RecordingSource(url: recording, pace: pace), server: nil, delegateQueue: delegateQueue)
     }
 
-    /// A manager on any source, with an injectable clock: for tests and for the async bridge's tests.
+    /// A manager on any source, with an injectable clock: for tests.
     package init(
         source: any LocationSource,
         server: GPSDServer? = nil,
@@ -89,11 +77,11 @@ public final class LocationManager: Sendable {
         self.clock = clock
         self.delegateQueue = delegateQueue ?? DispatchQueue(label: "GPSDLocation.LocationManager.delegate")
         self.state = Locked(State(machine: LocationManagerStateMachine(requestTimeout: Self.defaultRequestTimeout)))
-        self.delegateQueue.setSpecific(key: queueKey, value: 1)
     }
 
     deinit {
-        source.stop()
+        // Nothing else can act now: a session being opened or closed would hold a reference to the manager.
+        if case .open(_, let session) = state.withLock({ $0.machine.source }) { session.close() }
     }
 
     // MARK: Configuration
@@ -154,44 +142,56 @@ public final class LocationManager: Sendable {
 
     /// Stops continuous updates and any pending ``requestLocation()``.
     ///
-    /// When it returns, the delegate receives no further callbacks: a callback already running on
-    /// ``delegateQueue`` (when called from another thread) is waited for.
+    /// When it returns, no callback of the delegate begins any more, and one that was running on another
+    /// thread has returned; called from inside a callback, it does not wait for that callback itself. Safe
+    /// from any queue, the ``delegateQueue``'s target included.
     public func stopUpdatingLocation() {
         perform(state.withLock { $0.machine.stopUpdating() })
-        if DispatchQueue.getSpecific(key: queueKey) == nil {
-            delegateQueue.sync(flags: .barrier) {}  // a barrier also waits on a concurrent queue
-        }
+        let thread = SystemThread.currentID
+        state.withLock(when: { state in
+            state.callbacks.allSatisfy { $0.thread == thread || $0.generation >= state.machine.generation }
+        }) { _ in }
     }
 
-    // MARK: Observers (the async bridge)
+    // MARK: Subscriptions (the async bridge)
 
-    /// Registers an observer told of every fix (after epoch filtering, before the delegate's filters),
-    /// satellite counts, failures and the end of a recording, synchronously on the source's thread, never
-    /// under the manager's lock. Observing does not start the source: ``retainUpdates()`` does.
+    /// An id to subscribe with. Giving it back with ``unsubscribe(_:)`` before ``subscribe(_:_:handler:)``
+    /// means the subscription never happens.
+    package func reserveSubscription() -> SubscriptionID {
+        state.withLock { $0.machine.reserve() }
+    }
+
+    /// Starts a subscription under a reserved id: the source runs until it is given back or the manager ends
+    /// it, which it tells `handler` (``SubscriptionEvent/ended(_:)``). `handler` is called synchronously on
+    /// the source's thread (or the thread that ends it), never under the manager's lock, and must not block.
+    /// Returns false if the id was given back first.
+    @discardableResult
+    package func subscribe(
+        _ id: SubscriptionID, _ request: SubscriptionRequest,
+        handler: @escaping @Sendable (SubscriptionEvent) -> Void
+    ) -> Bool {
+        guard let actions = state.withLock({ $0.machine.subscribe(id, request, handler) }) else { return false }
+        perform(actions)
+        return true
+    }
+
+    /// Gives a subscription (or a reservation) back. Returns what the subscription had seen if it was still
+    /// live; `nil` if the manager had ended it already (and told its handler so, or is about to).
+    @discardableResult
+    package func unsubscribe(_ id: SubscriptionID) -> EndedSubscription? {
+        guard let (ended, actions) = state.withLock({ $0.machine.unsubscribe(id) }) else { return nil }
+        perform(actions)
+        return ended
+    }
+
+    /// Registers an observer told of satellite counts, synchronously on the source's thread, never under the
+    /// manager's lock. Observing does not open a session.
     package func addObserver(_ observer: @escaping @Sendable (ManagerEvent) -> Void) -> Int {
         state.withLock { $0.machine.addObserver(observer) }
     }
 
     package func removeObserver(_ id: Int) {
         state.withLock { $0.machine.removeObserver(id) }
-    }
-
-    /// Keeps the source running until a matching ``releaseUpdates()``. Returns the run of the source the
-    /// holder joined: a `.failed`/`.finished` event of an earlier run is not its concern.
-    @discardableResult
-    package func retainUpdates() -> Int {
-        let (run, actions) = state.withLock { $0.machine.retainDemand() }
-        perform(actions)
-        return run
-    }
-
-    package func releaseUpdates() {
-        perform(state.withLock { $0.machine.releaseDemand() })
-    }
-
-    /// Asks gpsd for its current fix (`?POLL;`) if the source is running.
-    package func poll() {
-        perform(state.withLock { $0.machine.poll() })
     }
 
     /// The newest fix and how long ago it was current.
@@ -202,26 +202,37 @@ public final class LocationManager: Sendable {
 
     // MARK: Acting
 
+    /// Carries out what the state machine decided, in order, outside the lock. Opening and closing a session
+    /// report back, and what the machine decides then is carried out next, on this thread.
     private func perform(_ actions: [LocationManagerStateMachine.Action]) {
-        for action in actions {
+        var pending = actions[...]
+        while let action = pending.popFirst() {
             switch action {
-            case .reconcileSource:
-                reconcileSource()
-            case .poll:
-                source.poll()
+            case .openSession(let number):
+                do {
+                    let session = try source.openSession { [weak self] event in self?.receive(event, session: number) }
+                    pending += state.withLock { $0.machine.sessionOpened(number, session) }
+                } catch {
+                    pending += state.withLock { $0.machine.sessionFailedToOpen(number, error) }
+                }
+            case .closeSession(let number, let session):
+                session.close()
+                pending += state.withLock { $0.machine.sessionClosed(number) }
+            case .requestHeldFix(let session):
+                session.requestHeldFix()
             case .deliver(let locations, let generation):
                 delegateQueue.async { [weak self] in
-                    guard let self, let delegate = self.delegate(ifCurrent: generation) else { return }
-                    delegate.locationManager(self, didUpdateLocations: locations)
+                    self?.callDelegate(generation) { $0.locationManager($1, didUpdateLocations: locations) }
                 }
             case .fail(let error, let generation):
                 delegateQueue.async { [weak self] in
-                    guard let self, let delegate = self.delegate(ifCurrent: generation) else { return }
-                    delegate.locationManager(self, didFailWithError: error)
+                    self?.callDelegate(generation) { $0.locationManager($1, didFailWithError: error) }
                 }
-            case .notify(let observers, let event):
+            case .notify(let handler, let event):
+                handler(event)
+            case .observe(let observers, let event):
                 for observer in observers { observer(event) }
-            case .scheduleTimeout(let request, let delay):
+            case .scheduleRequestTimeout(let request, let delay):
                 clock.schedule(after: delay) { [weak self] in
                     guard let self else { return }
                     self.perform(self.state.withLock { $0.machine.requestTimedOut(request) })
@@ -230,47 +241,26 @@ public final class LocationManager: Sendable {
         }
     }
 
-    /// Starts, restarts or stops the source to match the state machine's latest decision. Whoever finds the
-    /// source being reconciled marks it dirty and leaves; the reconciler loops until nothing changed.
-    private func reconcileSource() {
-        let mine = sourceControl.withLock { control -> Bool in
-            if control.busy {
-                control.dirty = true
-                return false
-            }
-            control.busy = true
-            return true
-        }
-        guard mine else { return }
-        while true {
-            let desired = state.withLock { $0.machine.isSourceRunning ? $0.machine.run : nil }
-            let actual = sourceControl.withLock { $0.actualRun }
-            if desired != actual {
-                if let run = desired {
-                    source.start { [weak self] event in self?.receive(event, run: run) }
-                } else {
-                    source.stop()
-                }
-                sourceControl.withLock { $0.actualRun = desired }
-            }
-            let done = sourceControl.withLock { control -> Bool in
-                if control.dirty {
-                    control.dirty = false
-                    return false
-                }
-                control.busy = false
-                return true
-            }
-            if done { return }
-        }
-    }
-
-    private func receive(_ event: SourceEvent, run: Int) {
+    private func receive(_ event: SourceEvent, session: Int) {
         let now = clock.now
-        perform(state.withLock { $0.machine.handle(event, run: run, now: now) })
+        perform(state.withLock { $0.machine.handle(event, session: session, now: now) })
     }
 
-    private func delegate(ifCurrent generation: Int) -> (any LocationManagerDelegate)? {
-        state.withLock { $0.machine.generation == generation ? $0.delegate : nil }
+    /// Calls the delegate, unless a stop came after the call was decided; while it runs,
+    /// ``stopUpdatingLocation()`` on another thread waits for it.
+    private func callDelegate(_ generation: Int, _ call: (any LocationManagerDelegate, LocationManager) -> Void) {
+        let thread = SystemThread.currentID
+        let delegate = state.withLock { state -> (any LocationManagerDelegate)? in
+            guard state.machine.generation == generation, let delegate = state.delegate else { return nil }
+            state.callbacks.append((thread, generation))
+            return delegate
+        }
+        guard let delegate else { return }
+        call(delegate, self)
+        state.withLock { state in
+            if let index = state.callbacks.firstIndex(where: { $0.thread == thread }) {
+                state.callbacks.remove(at: index)
+            }
+        }
     }
 }

@@ -1,224 +1,301 @@
 import Foundation
 
-/// What a ``LocationManager`` observer (the async bridge) is told, synchronously, on the source's thread.
-package enum ManagerEvent: Sendable {
-    /// A fix passed the epoch filter. `age` is how old it was on arrival: zero for a fix from the stream,
-    /// gpsd's own estimate for one from a POLL reply.
-    case location(Location, age: Duration)
-    /// Satellites seen and used.
-    case satellites(SatelliteCount)
-    /// Run `run` of the source failed; the manager has stopped it.
-    case failed(LocationError, run: Int)
-    /// Run `run` of the source ended (a recording reached its end).
-    case finished(run: Int)
-}
-
-/// The logic of ``LocationManager``, apart from its locking and threads: every input is a method that
-/// returns what to do, which the manager does after releasing its lock.
+/// The logic of ``LocationManager`` apart from its lock and threads, and the one place that decides whether the
+/// source runs. Every input is a method that returns what to do; the manager does it after unlocking.
 ///
-/// The source runs while anything wants fixes: continuous updates, a pending one-shot request, or a held
-/// demand (the async bridge's callers, counted). Observers see every event but do not by themselves keep the
-/// source running. Each start of the source is a new run number; events of older runs are ignored.
+/// Consumers hold subscriptions (``Subscription``): the delegate's continuous updates and one-shot request, and
+/// any number of the async bridge's requests and streams. A session of the source is open while any
+/// subscription is live. The session's life is one enum, ``Source``. Opening and closing are actions carried
+/// out outside the lock, one at a time: whoever carries one out reports back (``sessionOpened(_:_:)``,
+/// ``sessionClosed(_:)``) and is handed the next, so the source always ends up as the newest decision wants.
 struct LocationManagerStateMachine {
     typealias Observer = @Sendable (ManagerEvent) -> Void
 
-    enum Action {
-        /// Bring the source in line with ``isSourceRunning`` and ``run``: start, restart or stop it.
-        case reconcileSource
-        case poll
-        /// Call the delegate with these fixes, unless a stop came in between (`generation` changed).
-        case deliver([Location], generation: Int)
-        case fail(LocationError, generation: Int)
-        case notify([Observer], ManagerEvent)
-        case scheduleTimeout(request: Int, after: Duration)
+    /// The life of the source's session.
+    enum Source {
+        /// No session.
+        case idle
+        /// Session `number` is being opened; `ended` if it failed or finished before its opening returned.
+        case opening(number: Int, ended: Bool)
+        case open(number: Int, session: any SourceSession)
+        /// Session `number` is being closed: nothing wants it any more, or it ended by itself.
+        case closing(number: Int)
+        // Reconnection goes here: a session that failed while fixes are still wanted waits out its backoff in a
+        // state of its own, between `closing` and the next `opening`.
     }
 
-    // Configuration.
+    enum Action {
+        case openSession(number: Int)
+        case closeSession(number: Int, any SourceSession)
+        case requestHeldFix(any SourceSession)
+        /// Call the delegate with these fixes, unless ``LocationManager/stopUpdatingLocation()`` came in between
+        /// (the generation changed).
+        case deliver([Location], generation: Int)
+        case fail(LocationError, generation: Int)
+        case notify(@Sendable (SubscriptionEvent) -> Void, SubscriptionEvent)
+        case observe([Observer], ManagerEvent)
+        case scheduleRequestTimeout(request: Int, after: Duration)
+    }
+
+    // Configuration of the delegate API.
     var desiredAccuracy: Double?
     var distanceFilter: Double?
     var requestTimeout: Duration
 
-    // What wants fixes.
-    private(set) var isUpdating = false
-    private(set) var pendingRequest: Int?
+    private(set) var source = Source.idle
+    private var sessionCount = 0
+    private var subscriptions: [SubscriptionID: Subscription] = [:]
+    /// Ids handed out and not yet subscribed: given back before subscribing, they never subscribe.
+    private var reserved: Set<SubscriptionID> = []
+    private var nextID = SubscriptionID.firstReservable
     private var observers: [Int: Observer] = [:]
-    private(set) var demand = 0
-    private var nextID = 1
-
-    // The source.
-    private(set) var run = 0
-    private(set) var isSourceRunning = false
+    /// A one-shot request with a maximum age wants gpsd's held fix, and no open session has been asked yet.
+    private var heldFixWanted = false
+    private var delegateRequestNumber = 0
+    /// Bumped by ``stopUpdating()``: deliveries to the delegate decided before it are dropped.
+    private(set) var generation = 0
 
     // What arrived.
     private var coalescer = EpochCoalescer()
     /// The newest fix and the monotonic time it was current.
     private(set) var latest: (location: Location, at: Duration)?
     private(set) var satellites: SatelliteCount?
-    private var lastDelivered: Location?
     private(set) var skippedLines = 0
-    /// Bumped by every stop: deliveries queued before it are dropped.
-    private(set) var generation = 0
 
     init(requestTimeout: Duration) { self.requestTimeout = requestTimeout }
 
-    private var wantsFixes: Bool { isUpdating || pendingRequest != nil || demand > 0 }
+    /// Whether anything wants a session open: the one rule.
+    var isSessionWanted: Bool { !subscriptions.isEmpty }
 
-    // MARK: Demand
+    // MARK: The delegate's subscriptions
 
     mutating func startUpdating() -> [Action] {
-        if !isUpdating { lastDelivered = nil }  // the distance filter measures from this session's fixes
-        isUpdating = true
-        return startSourceIfNeeded()
+        if subscriptions[.delegateUpdates] == nil {
+            subscriptions[.delegateUpdates] = Subscription(consumer: .delegate, isOneShot: false)
+        }
+        return reconcile()
     }
 
     mutating func stopUpdating() -> [Action] {
-        isUpdating = false
-        pendingRequest = nil
+        subscriptions[.delegateUpdates] = nil
+        subscriptions[.delegateRequest] = nil
         generation += 1
-        return stopSourceIfIdle()
+        return reconcile()
     }
 
+    /// A new one-shot request of the delegate, replacing a pending one.
     mutating func requestLocation() -> [Action] {
-        let id = nextID
-        nextID += 1
-        pendingRequest = id
-        var actions = startSourceIfNeeded()
-        actions.append(.scheduleTimeout(request: id, after: requestTimeout))
+        delegateRequestNumber += 1
+        subscriptions[.delegateRequest] = Subscription(consumer: .delegate, isOneShot: true)
+        return reconcile() + [.scheduleRequestTimeout(request: delegateRequestNumber, after: requestTimeout)]
+    }
+
+    mutating func requestTimedOut(_ number: Int) -> [Action] {
+        guard number == delegateRequestNumber, subscriptions.removeValue(forKey: .delegateRequest) != nil else {
+            return []
+        }
+        let error = LocationError(
+            .locationUnknown, "no fix\(desiredAccuracy.map { " within \($0) m" } ?? "") in \(requestTimeout)",
+            bestLocation: latest?.location)
+        return [.fail(error, generation: generation)] + reconcile()
+    }
+
+    // MARK: Other consumers' subscriptions
+
+    /// An id to subscribe with. Giving it back (``unsubscribe(_:)``) before subscribing cancels the subscription.
+    mutating func reserve() -> SubscriptionID {
+        defer { nextID += 1 }
+        let id = SubscriptionID(rawValue: nextID)
+        reserved.insert(id)
+        return id
+    }
+
+    /// Subscribes `handler` under a reserved id; `nil` if the id was given back meanwhile (nothing is held).
+    mutating func subscribe(
+        _ id: SubscriptionID, _ request: SubscriptionRequest, _ handler: @escaping @Sendable (SubscriptionEvent) -> Void
+    ) -> [Action]? {
+        guard reserved.remove(id) != nil else { return nil }
+        subscriptions[id] = Subscription(consumer: .handler(handler, request), isOneShot: request.isOneShot)
+        var actions = reconcile()
+        if request.maximumAge != nil {
+            if case .open(_, let session) = source {
+                actions.append(.requestHeldFix(session))
+            } else {
+                heldFixWanted = true
+            }
+        }
         return actions
     }
 
-    mutating func requestTimedOut(_ id: Int) -> [Action] {
-        guard pendingRequest == id else { return [] }
-        pendingRequest = nil
-        let error = LocationError(
-            .locationUnknown,
-            "no fix\(desiredAccuracy.map { " within \($0) m" } ?? "") in \(requestTimeout)",
-            bestLocation: latest?.location)
-        return [.fail(error, generation: generation)] + stopSourceIfIdle()
+    /// Gives an id back: a reservation is dropped, a live subscription ends. Returns what a live subscription
+    /// had seen, or `nil` if it had ended already (or never subscribed).
+    mutating func unsubscribe(_ id: SubscriptionID) -> (EndedSubscription, [Action])? {
+        if reserved.remove(id) != nil { return nil }
+        guard let subscription = subscriptions.removeValue(forKey: id) else { return nil }
+        return (EndedSubscription(best: subscription.best), reconcile())
     }
 
     mutating func addObserver(_ observer: @escaping Observer) -> Int {
-        let id = nextID
-        nextID += 1
-        observers[id] = observer
-        return id
+        defer { nextID += 1 }
+        observers[nextID] = observer
+        return nextID
     }
 
     mutating func removeObserver(_ id: Int) {
         observers.removeValue(forKey: id)
     }
 
-    /// One more holder wants fixes; returns the run it joins (to tell its end from an earlier run's).
-    mutating func retainDemand() -> (run: Int, actions: [Action]) {
-        demand += 1
-        let actions = startSourceIfNeeded()
-        return (run, actions)
-    }
+    // MARK: The session
 
-    mutating func releaseDemand() -> [Action] {
-        demand -= 1
-        return stopSourceIfIdle()
-    }
-
-    mutating func poll() -> [Action] { isSourceRunning ? [.poll] : [] }
-
-    private mutating func startSourceIfNeeded() -> [Action] {
-        guard wantsFixes, !isSourceRunning else { return [] }
-        isSourceRunning = true
-        run += 1
-        coalescer.reset()
-        return [.reconcileSource]
-    }
-
-    private mutating func stopSourceIfIdle() -> [Action] {
-        guard !wantsFixes, isSourceRunning else { return [] }
-        isSourceRunning = false
-        return [.reconcileSource]
-    }
-
-    // MARK: Source events
-
-    mutating func handle(_ event: SourceEvent, run eventRun: Int, now: Duration) -> [Action] {
-        guard eventRun == run, isSourceRunning else { return [] }
-        switch event {
-        case .report(let report): return handle(report, now: now)
-        case .skippedLine:
-            skippedLines += 1
-            return []
-        case .failed(let error): return end(with: error)
-        case .finished: return end(with: nil)
-        }
-    }
-
-    private mutating func handle(_ report: GPSDReport, now: Duration) -> [Action] {
-        switch report {
-        case .fix(let location): return handle(location, age: .zero, now: now)
-        case .poll(let time, let reports):
-            return reports.flatMap { report -> [Action] in
-                guard case .fix(let location) = report else { return [] }
-                return handle(location, age: Self.age(of: location, polledAt: time), now: now)
-            }
-        case .sky(let count):
-            satellites = count
-            return observers.isEmpty ? [] : [.notify(Array(observers.values), .satellites(count))]
-        case .error(let message):
-            // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
-            return end(with: LocationError(.protocolError, "gpsd: \(message)"))
-        case .noFix, .version, .devices, .other:
+    /// Opens a session when something wants one, closes it when nothing does.
+    private mutating func reconcile() -> [Action] {
+        switch source {
+        case .idle where isSessionWanted:
+            sessionCount += 1
+            coalescer.reset()
+            source = .opening(number: sessionCount, ended: false)
+            return [.openSession(number: sessionCount)]
+        case .open(let number, let session) where !isSessionWanted:
+            source = .closing(number: number)
+            return [.closeSession(number: number, session)]
+        default:
             return []
         }
     }
 
-    /// How old a fix from a POLL reply was, by gpsd's clock: the poll's time minus the fix's. Only when the
-    /// two are plausibly on the same clock (0 to 1 day apart); a replayed log's fix times can be years off,
-    /// and then gpsd holding the fix is the best freshness we know.
-    static func age(of location: Location, polledAt time: Date?) -> Duration {
-        guard let time, let fixTime = location.timestamp else { return .zero }
-        let seconds = time.timeIntervalSince(fixTime)
-        return (0...86_400).contains(seconds) ? .seconds(seconds) : .zero
+    mutating func sessionOpened(_ number: Int, _ session: any SourceSession) -> [Action] {
+        guard case .opening(number, let ended) = source else { return [.closeSession(number: number, session)] }
+        if ended || !isSessionWanted {
+            source = .closing(number: number)
+            return [.closeSession(number: number, session)]
+        }
+        source = .open(number: number, session: session)
+        guard heldFixWanted else { return [] }
+        heldFixWanted = false
+        return [.requestHeldFix(session)]
     }
 
-    private mutating func handle(_ location: Location, age: Duration, now: Duration) -> [Action] {
-        let time = now - age
-        if let latest, latest.at > time { return [] }  // an older POLL fix than one we hold
-        guard coalescer.accept(location) else { return [] }
-        latest = (location, time)
+    /// The session could not even begin: everything waiting on it fails.
+    mutating func sessionFailedToOpen(_ number: Int, _ error: LocationError) -> [Action] {
+        guard case .opening(number, _) = source else { return [] }
+        source = .idle
+        return end(with: error) + observe(.sessionEnded(error))
+    }
+
+    mutating func sessionClosed(_ number: Int) -> [Action] {
+        guard case .closing(number) = source else { return [] }
+        source = .idle
+        if !isSessionWanted { heldFixWanted = false }
+        return reconcile()
+    }
+
+    /// The current session failed or finished by itself: it is to be closed (once its opening has returned).
+    mutating func sessionEnded() -> [Action] {
+        switch source {
+        case .opening(let number, _):
+            source = .opening(number: number, ended: true)
+            return []
+        case .open(let number, let session):
+            source = .closing(number: number)
+            return [.closeSession(number: number, session)]
+        case .idle, .closing:
+            return []
+        }
+    }
+
+    /// Whether an event of session `number` is the current session's, and not of one that has ended.
+    func isCurrent(session number: Int) -> Bool {
+        switch source {
+        case .opening(number, false), .open(number, _): true
+        default: false
+        }
+    }
+
+    // MARK: Deliveries
+
+    /// Every subscription ends, each told once: with `error`, or at the end of a recording (`nil`), when a
+    /// one-shot fails with `locationUnknown` and a continuous subscription ends quietly.
+    mutating func end(with error: LocationError?) -> [Action] {
         var actions: [Action] = []
-        if !observers.isEmpty { actions.append(.notify(Array(observers.values), .location(location, age: age))) }
-
-        guard location.meets(desiredAccuracy: desiredAccuracy) else { return actions }
-        if pendingRequest != nil {
-            pendingRequest = nil
-            if isUpdating { lastDelivered = location }
-            actions.append(.deliver([location], generation: generation))
-            actions += stopSourceIfIdle()
-        } else if isUpdating {
-            guard location.passes(distanceFilter: distanceFilter, since: lastDelivered) else { return actions }
-            lastDelivered = location
-            actions.append(.deliver([location], generation: generation))
+        var delegateFailure: LocationError?
+        for (_, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
+            switch subscription.consumer {
+            case .delegate:
+                if let error {
+                    delegateFailure = error
+                } else if subscription.isOneShot {
+                    delegateFailure = LocationError(
+                        .locationUnknown, "the recording ended before a fix", bestLocation: latest?.location)
+                }
+            case .handler(let handler, _):
+                let reason = error ?? (subscription.isOneShot ? LocationError(
+                    .locationUnknown, "the source ended before a fix", bestLocation: subscription.best) : nil)
+                actions.append(.notify(handler, .ended(reason)))
+            }
         }
+        subscriptions.removeAll()
+        if let delegateFailure { actions.append(.fail(delegateFailure, generation: generation)) }
         return actions
     }
 
-    /// The source ended, with an error or at the end of a recording.
-    private mutating func end(with error: LocationError?) -> [Action] {
-        isSourceRunning = false
-        let hadRequest = pendingRequest != nil
-        let wasUpdating = isUpdating
-        pendingRequest = nil
-        isUpdating = false
-        var actions: [Action] = [.reconcileSource]
-        if let error, hadRequest || wasUpdating {
-            actions.append(.fail(error, generation: generation))
-        } else if hadRequest {
-            actions.append(.fail(LocationError(
-                .locationUnknown, "the recording ended before a fix", bestLocation: latest?.location),
-                generation: generation))
+    /// A fix of the current session: `age` is nil for one the receiver just reported, and gpsd's estimate of
+    /// its age for one from a POLL reply (its held fix).
+    mutating func receive(_ location: Location, age: Duration?, now: Duration) -> [Action] {
+        let arrival = now - (age ?? .zero)
+        if let latest, latest.at > arrival { return [] }   // an older held fix than one we have
+        guard coalescer.accept(location) else { return [] }
+        latest = (location, arrival)
+
+        var actions: [Action] = []
+        var toDelegate = false
+        var ended: [SubscriptionID] = []
+        var index = subscriptions.startIndex
+        while index != subscriptions.endIndex {
+            defer { subscriptions.formIndex(after: &index) }
+            let (id, subscription) = subscriptions[index]
+            if let age, !subscription.takesHeldFix(aged: age) { continue }
+            let (accuracy, distance) = filters(of: subscription)
+            guard location.meets(desiredAccuracy: accuracy) else {
+                if subscription.isOneShot, location.isBetter(than: subscription.best) {
+                    subscriptions.values[index].best = location
+                }
+                continue
+            }
+            if subscription.isOneShot {
+                ended.append(id)
+            } else {
+                guard location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { continue }
+                subscriptions.values[index].lastDelivered = location
+            }
+            switch subscription.consumer {
+            case .delegate: toDelegate = true
+            case .handler(let handler, _): actions.append(.notify(handler, .location(location)))
+            }
         }
-        if !observers.isEmpty {
-            let event: ManagerEvent = error.map { .failed($0, run: run) } ?? .finished(run: run)
-            actions.append(.notify(Array(observers.values), event))
+        for id in ended { subscriptions[id] = nil }
+        if toDelegate {
+            // One callback serves the request and the updates alike, and is what the distance filter measures from.
+            subscriptions[.delegateUpdates]?.lastDelivered = location
+            actions.append(.deliver([location], generation: generation))
         }
-        return actions
+        return ended.isEmpty ? actions : actions + reconcile()
+    }
+
+    mutating func receive(_ count: SatelliteCount) -> [Action] {
+        satellites = count
+        return observe(.satellites(count))
+    }
+
+    func observe(_ event: ManagerEvent) -> [Action] {
+        observers.isEmpty ? [] : [.observe(Array(observers.values), event)]
+    }
+
+    mutating func skippedLine() { skippedLines += 1 }
+
+    private func filters(of subscription: Subscription) -> (accuracy: Double?, distance: Double?) {
+        switch subscription.consumer {
+        case .delegate: (desiredAccuracy, distanceFilter)
+        case .handler(_, let request): (request.desiredAccuracy, request.distanceFilter)
+        }
     }
 }

@@ -4,8 +4,17 @@ import Dispatch
 package protocol ManagerClock: Sendable {
     /// Monotonic time since an arbitrary origin.
     var now: Duration { get }
-    /// Runs `action` once, `delay` from now, on some thread.
+    /// Runs `action` once, `delay` from now, on some thread; never, for a delay that means never.
     func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void)
+}
+
+extension Duration {
+    /// A century: waits this long or longer are taken to mean "never", and no timer is set for them (timers
+    /// and clocks that count in 64-bit nanoseconds would overflow on `.seconds(Int64.max)`).
+    package static let never = Duration.seconds(100 * 365 * 86_400)
+
+    /// Whether a wait this long means "never" (see ``never``).
+    package var meansNever: Bool { self >= .never }
 }
 
 /// The system's monotonic clock and Dispatch timers.
@@ -17,9 +26,9 @@ package struct SystemManagerClock: ManagerClock {
     package var now: Duration { Self.origin.duration(to: .now) }
 
     package func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
-        // Clamped to a century, so a timeout meaning "never" (`.seconds(Int64.max)`) cannot overflow.
-        let seconds = min(max(delay.components.seconds, 0), 100 * 365 * 86_400)
-        let nanoseconds = seconds * 1_000_000_000 + max(0, delay.components.attoseconds) / 1_000_000_000
+        guard !delay.meansNever else { return }
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: action)
     }
 }

@@ -13,3 +13,17 @@ extension Location {
         return distance(from: lastDelivered) >= distanceFilter
     }
 }
+
+extension Location {
+    /// The better of two fixes that both missed a request's accuracy: the more accurate, or the newer when
+    /// neither is more accurate. Any fix is better than none.
+    func isBetter(than best: Location?) -> Bool {
+        guard let best else { return true }
+        switch (horizontalAccuracy, best.horizontalAccuracy) {
+        case let (new?, old?): return new <= old
+        case (.some, nil): return true
+        case (nil, .some): return false
+        case (nil, nil): return true
+        }
+    }
+}

@@ -1,7 +1,8 @@
 /// An error from a ``LocationManager`` or ``AsyncLocationManager``.
 ///
-/// Switch over ``code``; new codes may be added, so include a `default` case. Where libgps reported the
-/// error, ``libgpsCode`` holds its (negative) code and ``message`` its `gps_errstr` text.
+/// Switch over ``code``; new codes may be added, so include a `default` case. Where a system call failed
+/// (a refused connection, a pipe the system would not give), ``errorNumber`` holds its `errno` and ``message``
+/// its text.
 ///
 /// ```swift
 /// do {
@@ -21,6 +22,7 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
             case timedOut = "timed out"
             case invalidRecording = "invalid recording"
             case protocolError = "protocol error"
+            case resourceUnavailable = "resource unavailable"
         }
 
         private let value: Value
@@ -38,6 +40,9 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let invalidRecording = Code(.invalidRecording)
         /// gpsd said something we cannot use (an ERROR report, a refused command).
         public static let protocolError = Code(.protocolError)
+        /// The system refused something the manager needs: a thread, a pipe, memory. ``LocationError/errorNumber``
+        /// says why (`EMFILE`: too many open files, `EAGAIN`: too many threads, …).
+        public static let resourceUnavailable = Code(.resourceUnavailable)
 
         /// The code in words: `gpsd unavailable`, `timed out`, …
         public var description: String { value.rawValue }
@@ -47,8 +52,9 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
     public var code: Code
     /// A sentence for people: what failed and why.
     public var message: String
-    /// libgps's negative error code, where libgps reported the failure.
-    public var libgpsCode: Int32?
+    /// The system's error number (`errno`), where a system call failed: `ECONNREFUSED` when nothing listens
+    /// at gpsd's address, `EMFILE` when the process has too many files open, ….
+    public var errorNumber: Int32?
     /// For ``Code/timedOut`` and ``Code/locationUnknown``: the best fix seen before giving up, if any.
     public var bestLocation: Location?
 
@@ -57,10 +63,10 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
     /// ```swift
     /// let error = LocationError(.locationUnknown, "no fix in 30 s")
     /// ```
-    public init(_ code: Code, _ message: String, libgpsCode: Int32? = nil, bestLocation: Location? = nil) {
+    public init(_ code: Code, _ message: String, errorNumber: Int32? = nil, bestLocation: Location? = nil) {
         self.code = code
         self.message = message
-        self.libgpsCode = libgpsCode
+        self.errorNumber = errorNumber
         self.bestLocation = bestLocation
     }
 

@@ -1,68 +1,69 @@
-import Foundation
 import Glibc
 
-/// Reports from a live gpsd, through libgps, on a thread of its own.
+/// Reports from a live gpsd, on a thread of its own per session.
 ///
-/// libgps opens the connection (`gps_open`), starts the watch (`gps_stream`), sends commands (`gps_send`) and
-/// parses every line (`gps_unpack`); the thread frames lines itself and waits in poll(2) on the socket and a
-/// wake pipe, so `stop()` takes effect at once, a POLL reply is seen whole, and end of file is unambiguous.
+/// Each session connects (``GPSDConnection``), starts a JSON watch, and then waits in poll(2) on the socket and
+/// its wake pipe: it reads what gpsd sends, frames lines itself and parses each with libgps (``ReportDecoder``).
+/// Closing the session interrupts the wait (or the connect) at once.
 final class GPSDSessionSource: LocationSource {
     let server: GPSDServer
-    private let thread: SourceThread
 
     init(server: GPSDServer) {
         self.server = server
-        self.thread = SourceThread(name: "GPSDLocation gpsd \(server)")
     }
 
-    func start(_ handler: @escaping @Sendable (SourceEvent) -> Void) {
+    func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
         let server = server
-        thread.start { run in Self.runLoop(server: server, run: run, handler: handler) }
+        return try ReaderThread.start(name: "gpsd:\(server.port)") { reader in
+            Self.read(from: server, on: reader, to: handler)
+        }
     }
 
-    func stop() { thread.stop() }
-
-    func poll() { thread.requestPoll() }
-
-    private static func runLoop(server: GPSDServer, run: SourceThread.Run, handler: @Sendable (SourceEvent) -> Void) {
-        let connection: LibGPSConnection
-        do {
-            connection = try LibGPSConnection(server: server)
-        } catch {
-            if !run.isStopped { handler(.failed(error)) }
-            return
+    private static func read(from server: GPSDServer, on reader: ReaderThread, to handler: @Sendable (SourceEvent) -> Void) {
+        func fail(_ error: LocationError) {
+            if !reader.isClosed { handler(.failed(error)) }
         }
-        defer { connection.close() }
-        let decoder = ReportDecoder()
+        let decoder: ReportDecoder
+        let connection: GPSDConnection
+        do throws(LocationError) {
+            decoder = try ReportDecoder()
+            guard let made = try GPSDConnection.connect(to: server, wake: reader.wake, isClosed: { reader.isClosed })
+            else { return }
+            connection = made
+            try connection.send(GPSDCommand.watch(device: server.device), wake: reader.wake) { reader.isClosed }
+        } catch {
+            return fail(error)
+        }
+
         var splitter = LineSplitter()
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        let fd = connection.fileDescriptor
-
-        func lost(_ reason: String) {
-            if !run.isStopped {
-                handler(.failed(LocationError(.connectionLost, "connection to gpsd at \(server) lost: \(reason)")))
-            }
-        }
-
-        while !run.isStopped {
-            if run.takePollRequest() {
-                guard connection.send("?POLL;") else { return lost("sending ?POLL; failed") }
-            }
-            guard run.wake.wait(readable: fd, timeout: nil) else { continue }
-            let count = read(fd, &buffer, buffer.count)
-            if count == 0 { return lost("gpsd closed the connection") }
-            if count < 0 {
-                if errno == EAGAIN || errno == EINTR { continue }
-                return lost(String(cString: strerror(errno)))
-            }
-            buffer.withUnsafeBytes { bytes in
-                splitter.append(
-                    UnsafeRawBufferPointer(rebasing: bytes[0..<count]),
-                    line: { line in
-                        guard !run.isStopped else { return }
-                        handler(decoder.decode(line).map(SourceEvent.report) ?? .skippedLine)
-                    },
-                    skipped: { handler(.skippedLine) })
+        while !reader.isClosed {
+            do throws(LocationError) {
+                if reader.takeHeldFixRequest() {
+                    try connection.send(GPSDCommand.poll, wake: reader.wake) { reader.isClosed }
+                }
+                let count: Int?
+                do throws(SystemError) {
+                    guard try reader.wake.wait(for: connection.socket, timeout: nil) else { continue }
+                    count = try Syscall.read(connection.socket, into: &buffer)
+                } catch {
+                    throw error.locationError(.connectionLost, "connection to gpsd at \(server) lost")
+                }
+                guard let count else { continue }
+                if count == 0 {
+                    throw LocationError(.connectionLost, "connection to gpsd at \(server) lost: gpsd closed the connection")
+                }
+                buffer.withUnsafeBytes { bytes in
+                    splitter.append(
+                        UnsafeRawBufferPointer(rebasing: bytes[0..<count]),
+                        line: { line in
+                            guard !reader.isClosed else { return }
+                            handler(decoder.decode(line).map(SourceEvent.report) ?? .skippedLine)
+                        },
+                        skipped: { handler(.skippedLine) })
+                }
+            } catch {
+                return fail(error)
             }
         }
     }

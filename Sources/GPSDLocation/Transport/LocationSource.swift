@@ -1,25 +1,32 @@
-/// Something that produces gpsd reports: a live gpsd session, a recording, or a test's scripted source.
+/// Something that produces gpsd reports: a live gpsd, a recording, or a test's scripted source.
 ///
-/// `start` begins one run and `stop` ends it; a source may be started again after it stopped. Events of one
-/// run arrive serially, from any thread; the handler must not block. After `stop` returns, a source may still
-/// deliver an event or two of the stopped run: ``LocationManager`` ignores those by run number.
+/// Each ``openSession(_:)`` begins one session (a connection to gpsd, one replay) that runs until it ends by
+/// itself (``SourceEvent/failed(_:)``, ``SourceEvent/finished``) or is closed. ``LocationManager`` opens and
+/// closes sessions; it never has more than one open.
 package protocol LocationSource: Sendable {
-    /// Begins producing events for `handler`.
-    func start(_ handler: @escaping @Sendable (SourceEvent) -> Void)
-    /// Ends the current run and releases its resources. Never blocks on I/O.
-    func stop()
-    /// Asks for the current fix at once (gpsd's `?POLL;`). Sources without such a thing ignore it.
-    func poll()
+    /// Begins a session whose events go to `handler`: serially, from any thread, until the session ends or is
+    /// closed. The handler must not block.
+    /// - Throws: ``LocationError`` when the session cannot even begin (the system refused a thread or a pipe).
+    func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession
 }
 
-/// What a ``LocationSource`` reports.
+/// One open session of a ``LocationSource``.
+package protocol SourceSession: Sendable {
+    /// Asks gpsd at once for the fix it holds (its `?POLL;` command). Sessions without such a thing ignore it.
+    func requestHeldFix()
+    /// Ends the session and releases what it holds. When it returns, the session's thread has ended (unless it
+    /// is called on that thread: then the thread ends as soon as it returns) and no further event comes.
+    func close()
+}
+
+/// What a ``SourceSession`` reports.
 package enum SourceEvent: Sendable, Equatable {
     /// A report from gpsd.
     case report(GPSDReport)
     /// A line that was not a gpsd report (garbage, truncated, too long); skipped.
     case skippedLine
-    /// The run failed and has ended.
+    /// The session failed and has ended.
     case failed(LocationError)
-    /// The source has no more reports (the end of a recording).
+    /// The session has no more reports (the end of a recording).
     case finished
 }

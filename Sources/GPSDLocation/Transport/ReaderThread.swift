@@ -1,68 +1,57 @@
-import Foundation
 import Synchronization
 
-/// The runs of a source that reads on a thread of its own (a gpsd session, a recording): `start` ends the
-/// previous run and spawns a thread for a new one; `stop` ends the current run. A run's thread learns it
-/// must end through ``Run/isStopped`` and its wake pipe, so it never blocks a caller.
-final class SourceThread: Sendable {
-    /// One run's life, shared by its thread and the source.
-    final class Run: Sendable {
-        /// Wakes the run's thread from poll(2): to stop, or to send a command.
-        let wake = WakePipe()
-        private let stopped = Atomic(false)
-        private let pollRequested = Atomic(false)
+/// The session of a source that reads on a thread of its own (a gpsd connection, a replay): the thread, the
+/// pipe that wakes it, and what the manager asks of it.
+///
+/// The thread runs `body`, which checks ``isClosed`` between reads and waits in poll(2) on ``wake``, so
+/// ``close()`` takes effect at once and then joins the thread.
+final class ReaderThread: SourceSession {
+    /// Wakes the thread from poll(2): to close, or to send a command.
+    let wake: WakePipe
+    private let closed = Atomic(false)
+    private let heldFixRequested = Atomic(false)
+    private let started = Atomic<Int32>(0)
+    private let thread = Locked<SystemThread?>(nil)
 
-        var isStopped: Bool { stopped.load(ordering: .acquiring) }
+    private init(wake: WakePipe) { self.wake = wake }
 
-        /// Whether a `?POLL;` was asked for since the last call (and clears the request).
-        func takePollRequest() -> Bool { pollRequested.exchange(false, ordering: .acquiringAndReleasing) }
-
-        func requestPoll() {
-            pollRequested.store(true, ordering: .releasing)
-            wake.signal()
+    /// Starts `body` on a new thread named `name`.
+    /// - Throws: ``LocationError/Code/resourceUnavailable`` if the system refuses the pipe or the thread.
+    static func start(name: String, _ body: @escaping @Sendable (ReaderThread) -> Void) throws(LocationError) -> ReaderThread {
+        let reader: ReaderThread
+        do {
+            reader = ReaderThread(wake: try WakePipe())
+            let thread = try SystemThread(name: name) {
+                reader.started.store(currentKernelThreadID(), ordering: .releasing)
+                body(reader)
+            }
+            reader.thread.withLock { $0 = thread }
+        } catch {
+            throw error.locationError(.resourceUnavailable, "cannot start the \(name) thread")
         }
-
-        func end() {
-            stopped.store(true, ordering: .releasing)
-            wake.signal()
-        }
+        return reader
     }
 
-    private let name: String
-    /// The current run, and whether a POLL was asked for before it started (the manager decides to start
-    /// and to poll on different threads; a poll must not be lost in between).
-    private let current = Locked<(run: Run?, pollPending: Bool)>((nil, false))
+    /// Whether the session is closing: the thread stops reading and returns.
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
 
-    init(name: String) { self.name = name }
-
-    /// Ends the current run, if any, and runs `body` for a new one on a new thread.
-    func start(_ body: @escaping @Sendable (Run) -> Void) {
-        let run = Run()
-        let (previous, poll) = current.withLock { current in
-            defer { current = (run, false) }
-            return current
-        }
-        previous?.end()
-        if poll { run.requestPoll() }
-        let thread = Thread { body(run) }
-        thread.name = name
-        thread.start()
+    /// The kernel's id of the thread once it runs (`/proc/self/task/<id>`), for tests that check it has gone.
+    var kernelThreadID: Int32? {
+        let id = started.load(ordering: .acquiring)
+        return id == 0 ? nil : id
     }
 
-    /// Ends the current run, if any.
-    func stop() {
-        current.withLock { current in
-            defer { current = (nil, false) }
-            return current.run
-        }?.end()
+    /// Whether ``requestHeldFix()`` was called since the last call (and clears the request).
+    func takeHeldFixRequest() -> Bool { heldFixRequested.exchange(false, ordering: .acquiringAndReleasing) }
+
+    func requestHeldFix() {
+        heldFixRequested.store(true, ordering: .releasing)
+        wake.signal()
     }
 
-    /// Asks the current run to send `?POLL;`, or the next run if none is current.
-    func requestPoll() {
-        let run = current.withLock { current -> Run? in
-            if current.run == nil { current.pollPending = true }
-            return current.run
-        }
-        run?.requestPoll()
+    func close() {
+        closed.store(true, ordering: .releasing)
+        wake.signal()
+        thread.withLock { $0 }?.join()
     }
 }

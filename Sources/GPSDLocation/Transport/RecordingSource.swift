@@ -1,117 +1,82 @@
 import Foundation
-import Glibc
-
-/// How fast a recording is replayed.
-public enum ReplayPace: Sendable, Hashable {
-    /// At the pace the fixes were recorded, from their timestamps.
-    case realTime
-    /// `factor` times faster than recorded (2 = twice as fast).
-    case accelerated(by: Double)
-    /// Every report at once, as fast as they can be parsed.
-    case asFastAsPossible
-
-    /// Recorded seconds per real second; `nil` for as fast as possible.
-    var speed: Double? {
-        switch self {
-        case .realTime: 1
-        case .accelerated(let factor): factor > 0 && factor.isFinite ? factor : nil
-        case .asFastAsPossible: nil
-        }
-    }
-}
 
 /// Replays a recording: a file of gpsd JSON reports, one per line, as `gpspipe -w` writes them. Each line is
-/// parsed by libgps (`gps_unpack`); lines that are not reports are skipped and counted.
+/// parsed by libgps (``ReportDecoder``); lines that are not reports are skipped and counted. Each session reads
+/// the file from its start, on a thread of its own, paced by ``ReplayPacer``.
 final class RecordingSource: LocationSource {
     let url: URL
     let pace: ReplayPace
-    private let thread = SourceThread(name: "GPSDLocation replay")
 
     init(url: URL, pace: ReplayPace) {
         self.url = url
         self.pace = pace
     }
 
-    func start(_ handler: @escaping @Sendable (SourceEvent) -> Void) {
+    func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
         let (url, pace) = (url, pace)
-        thread.start { run in Self.replay(url: url, pace: pace, run: run, handler: handler) }
+        return try ReaderThread.start(name: "replay") { reader in Self.replay(url, pace: pace, on: reader, to: handler) }
     }
 
-    func stop() { thread.stop() }
-
-    func poll() {}
-
-    private static func replay(url: URL, pace: ReplayPace, run: SourceThread.Run, handler: @Sendable (SourceEvent) -> Void) {
-        guard let file = fopen(url.path, "r") else {
-            let reason = String(cString: strerror(errno))
-            handler(.failed(LocationError(.invalidRecording, "cannot read recording \(url.path): \(reason)")))
-            return
+    private static func replay(_ url: URL, pace: ReplayPace, on reader: ReaderThread, to handler: @Sendable (SourceEvent) -> Void) {
+        let file: Int32
+        let decoder: ReportDecoder
+        do throws(LocationError) {
+            decoder = try ReportDecoder()
+            do {
+                file = try Syscall.openForReading(url.path)
+            } catch {
+                throw error.locationError(.invalidRecording, "cannot read recording \(url.path)")
+            }
+        } catch {
+            return handler(.failed(error))
         }
-        defer { fclose(file) }
-        let decoder = ReportDecoder()
-        var reports = 0
-        var clock = ReplayClock(speed: pace.speed)
-        var line: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(line) }
+        defer { Syscall.close(file) }
 
-        while !run.isStopped {
-            let length = getline(&line, &capacity, file)
-            guard length >= 0, let line else { break }
-            let bytes = UnsafeRawBufferPointer(start: line, count: length)
-            let trimmed = bytes.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
-            guard !trimmed.isEmpty else { continue }
-            guard let report = decoder.decode(trimmed) else {
+        var reports = 0
+        var pacer = ReplayPacer(pace: pace)
+        let clock = SystemManagerClock()
+        var splitter = LineSplitter()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        /// Hands one line on, after its pause; false once the session is closed.
+        func deliver(_ line: ArraySlice<UInt8>) -> Bool {
+            guard !reader.isClosed else { return false }
+            guard let report = decoder.decode(line) else {
                 handler(.skippedLine)
-                continue
+                return true
             }
             reports += 1
-            if let delay = clock.delay(before: report) {
-                _ = run.wake.wait(readable: nil, timeout: delay)
-                if run.isStopped { return }
+            if let delay = pacer.delay(before: report, now: clock.now) {
+                _ = try? reader.wake.wait(for: nil, timeout: delay)
+                if reader.isClosed { return false }
             }
             handler(.report(report))
+            return true
         }
-        guard !run.isStopped else { return }
+
+        while !reader.isClosed {
+            let count: Int
+            do throws(SystemError) {
+                count = try Syscall.read(file, into: &buffer) ?? 0
+            } catch {
+                return handler(.failed(error.locationError(.invalidRecording, "cannot read recording \(url.path)")))
+            }
+            var open = true
+            if count == 0 {
+                splitter.finish(line: { open = open && deliver($0) }, skipped: { handler(.skippedLine) })
+            } else {
+                buffer.withUnsafeBytes { bytes in
+                    splitter.append(UnsafeRawBufferPointer(rebasing: bytes[0..<count]),
+                                    line: { open = open && deliver($0) }, skipped: { handler(.skippedLine) })
+                }
+            }
+            guard open else { return }
+            if count == 0 { break }
+        }
+        guard !reader.isClosed else { return }
         if reports == 0 {
             handler(.failed(LocationError(.invalidRecording, "no gpsd reports in recording \(url.path)")))
         } else {
             handler(.finished)
-        }
-    }
-}
-
-/// Paces a replay by the recorded fix times against the monotonic clock.
-struct ReplayClock {
-    let speed: Double?
-    private var origin: (recorded: Date, real: ContinuousClock.Instant)?
-    private var last: Date?
-
-    init(speed: Double?) { self.speed = speed }
-
-    /// How long to wait before handing `report` on, or `nil` for no wait.
-    mutating func delay(before report: GPSDReport) -> Duration? {
-        guard let speed, let time = report.time else { return nil }
-        let now = ContinuousClock.now
-        // A jump backwards (a looped log, a week-rollover guess) or a gap over an hour starts a new origin.
-        if let last, time < last || time.timeIntervalSince(last) > 3600 { origin = nil }
-        last = time
-        guard let origin else {
-            self.origin = (time, now)
-            return nil
-        }
-        let target = origin.real + .seconds(time.timeIntervalSince(origin.recorded) / speed)
-        return target > now ? now.duration(to: target) : nil
-    }
-}
-
-extension GPSDReport {
-    /// The fix time of a TPV, with or without a fix.
-    var time: Date? {
-        switch self {
-        case .fix(let location): location.timestamp
-        case .noFix(_, let time): time
-        default: nil
         }
     }
 }

@@ -1,0 +1,84 @@
+/// A consumer's claim on the manager's fixes. The source runs while any subscription is live; each is given
+/// back exactly once (``LocationManager/unsubscribe(_:)``, or by the manager when it ends it).
+package struct SubscriptionID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package let rawValue: Int
+
+    /// The delegate's continuous updates (``LocationManager/startUpdatingLocation()``).
+    static let delegateUpdates = SubscriptionID(rawValue: 0)
+    /// The delegate's one-shot request (``LocationManager/requestLocation()``).
+    static let delegateRequest = SubscriptionID(rawValue: 1)
+    /// The first id handed to other consumers.
+    static let firstReservable = 2
+
+    package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    package var description: String { "#\(rawValue)" }
+}
+
+/// What a consumer other than the delegate (the async bridge) subscribes for.
+package struct SubscriptionRequest: Sendable, Equatable {
+    /// One fix, then the subscription ends: if `maximumAge` is given, gpsd is asked for the fix it holds and a
+    /// fix that old or younger qualifies.
+    package static func oneShot(maximumAge: Duration? = nil, desiredAccuracy: Double? = nil) -> Self {
+        Self(isOneShot: true, maximumAge: maximumAge, desiredAccuracy: desiredAccuracy, distanceFilter: nil)
+    }
+
+    /// Every live fix that passes the filters, until unsubscribed or ended.
+    package static func continuous(desiredAccuracy: Double? = nil, distanceFilter: Double? = nil) -> Self {
+        Self(isOneShot: false, maximumAge: nil, desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter)
+    }
+
+    package var isOneShot: Bool
+    package var maximumAge: Duration?
+    package var desiredAccuracy: Double?
+    package var distanceFilter: Double?
+}
+
+/// What the manager tells a subscription's handler, synchronously, never under its lock.
+package enum SubscriptionEvent: Sendable, Equatable {
+    /// A fix that passed the subscription's filters. A one-shot subscription has ended with it.
+    case location(Location)
+    /// The manager ended the subscription: its source failed (the error), or a recording ended (`nil` for a
+    /// continuous subscription; ``LocationError/Code/locationUnknown`` with the best fix seen for a one-shot).
+    case ended(LocationError?)
+}
+
+/// A live subscription that was given back: what it had seen.
+package struct EndedSubscription: Sendable {
+    /// The best fix that did not meet the subscription's accuracy, if any.
+    package var best: Location?
+}
+
+/// What observers of a ``LocationManager`` are told: events that do not need the source to run.
+package enum ManagerEvent: Sendable, Equatable {
+    /// Satellites seen and used, from gpsd's SKY reports.
+    case satellites(SatelliteCount)
+    /// The source's session ended by itself: it failed (the error), or a recording ended (`nil`).
+    case sessionEnded(LocationError?)
+}
+
+/// One live subscription, as the state machine keeps it.
+struct Subscription {
+    enum Consumer {
+        /// The delegate: the manager's ``LocationManager/desiredAccuracy`` and
+        /// ``LocationManager/distanceFilter`` apply, and fixes go through the delegate queue.
+        case delegate
+        case handler(@Sendable (SubscriptionEvent) -> Void, SubscriptionRequest)
+    }
+
+    var consumer: Consumer
+    var isOneShot: Bool
+    /// The last fix delivered, for the distance filter.
+    var lastDelivered: Location?
+    /// The best fix that did not qualify, for a one-shot's failure.
+    var best: Location?
+
+    /// Whether a fix from a POLL reply (gpsd's held fix, `age` old) may go to this subscription: streams carry
+    /// the receiver's live fixes only; a one-shot request takes a held fix its `maximumAge` allows; the
+    /// delegate takes the newest fix there is.
+    func takesHeldFix(aged age: Duration) -> Bool {
+        switch consumer {
+        case .delegate: true
+        case .handler(_, let request): request.isOneShot && request.maximumAge.map { age <= $0 } ?? false
+        }
+    }
+}

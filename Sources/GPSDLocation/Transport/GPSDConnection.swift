@@ -1,0 +1,75 @@
+import Glibc
+
+/// One TCP connection to gpsd, made and used by one reader thread and closed when it goes.
+///
+/// The connect is non-blocking and waits in poll(2) beside the session's ``WakePipe``, so closing the session
+/// interrupts it. Commands go out with `MSG_NOSIGNAL`: a gpsd that has gone makes a send fail with `EPIPE`
+/// instead of raising SIGPIPE, and the process's signal handling stays the application's.
+final class GPSDConnection {
+    let socket: Int32
+    let server: GPSDServer
+
+    private init(socket: Int32, server: GPSDServer) {
+        self.socket = socket
+        self.server = server
+    }
+
+    deinit { Syscall.close(socket) }
+
+    /// Connects to `server`, trying each of its addresses in turn.
+    /// - Parameters:
+    ///   - wake: the session's pipe; a signal on it makes the connect look at `isClosed`.
+    ///   - timeout: how long each address may take to answer; `nil` waits as long as the system does.
+    /// - Returns: the connection, or `nil` if `isClosed` became true meanwhile.
+    /// - Throws: ``LocationError/Code/gpsdUnavailable`` when no address takes the connection.
+    static func connect(
+        to server: GPSDServer, wake: WakePipe, timeout: Duration? = nil, isClosed: () -> Bool
+    ) throws(LocationError) -> GPSDConnection? {
+        let addresses: [SocketAddress]
+        do {
+            addresses = try SocketAddress.resolve(host: server.host, port: server.port)
+        } catch {
+            throw LocationError(.gpsdUnavailable, "cannot find gpsd's host '\(server.host)': \(error.reason)",
+                                errorNumber: error.errorNumber)
+        }
+        var lastFailure = SystemError(function: "getaddrinfo", number: EADDRNOTAVAIL)
+        for address in addresses {
+            if isClosed() { return nil }
+            do throws(SystemError) {
+                let socket = try Syscall.streamSocket(family: address.family)
+                let connection = GPSDConnection(socket: socket, server: server)
+                if try Syscall.startConnecting(socket, to: address) { return connection }
+                // Woken without being closed (a held-fix request came): go on waiting, until the deadline.
+                let deadline = timeout.map { ContinuousClock.now + $0 }
+                while true {
+                    let remaining = deadline.map { ContinuousClock.now.duration(to: $0) }
+                    if let remaining, remaining <= .zero { throw SystemError(function: "connect", number: ETIMEDOUT) }
+                    if try wake.wait(for: socket, events: Int16(POLLOUT), timeout: remaining) { break }
+                    if isClosed() { return nil }
+                }
+                try Syscall.finishConnecting(socket)
+                return connection
+            } catch {
+                lastFailure = error
+            }
+        }
+        throw lastFailure.locationError(.gpsdUnavailable, "cannot connect to gpsd at \(server)")
+    }
+
+    /// Sends a command such as `?POLL;`, waiting (interruptibly) while the socket's buffer is full.
+    /// - Throws: ``LocationError/Code/connectionLost`` if gpsd has gone.
+    func send(_ command: String, wake: WakePipe, isClosed: () -> Bool) throws(LocationError) {
+        var bytes = Array(command.utf8)[...]
+        do throws(SystemError) {
+            while !bytes.isEmpty && !isClosed() {
+                if let sent = try Syscall.send(socket, bytes) {
+                    bytes = bytes.dropFirst(sent)
+                } else {
+                    _ = try wake.wait(for: socket, events: Int16(POLLOUT), timeout: nil)
+                }
+            }
+        } catch {
+            throw error.locationError(.connectionLost, "connection to gpsd at \(server) lost")
+        }
+    }
+}
