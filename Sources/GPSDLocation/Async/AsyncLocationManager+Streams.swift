@@ -32,13 +32,8 @@ extension AsyncLocationManager {
             self.manager.unsubscribe(id)
         }
         state.withLock { $0.add(id, continuation) }
-        manager.subscribe(id, .continuous(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter)) { event in
-            switch event {
-            case .location(let location): continuation.yield(location)
-            case .ended(let error?): continuation.finish(throwing: error)
-            case .ended(nil): continuation.finish()
-            }
-        }
+        manager.subscribe(
+            id, .continuous(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter), consumer: receiver)
         return stream
     }
 

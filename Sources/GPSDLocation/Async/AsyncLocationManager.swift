@@ -29,11 +29,16 @@ public final class AsyncLocationManager: Sendable {
     /// The manager underneath. Its delegate API stays usable alongside.
     public let manager: LocationManager
 
-    let state = Locked(AsyncLocationStateMachine())
+    let state: Locked<AsyncLocationStateMachine>
+    /// What this object's requests and streams subscribe with.
+    let receiver: Receiver
 
     /// Wraps a manager.
     public init(manager: LocationManager) {
         self.manager = manager
+        let state = Locked(AsyncLocationStateMachine())
+        self.state = state
+        self.receiver = Receiver(state: state)
     }
 
     /// A manager for a live gpsd.
@@ -108,8 +113,7 @@ public final class AsyncLocationManager: Sendable {
                     return
                 }
                 let request = SubscriptionRequest.oneShot(maximumAge: maximumAge, desiredAccuracy: desiredAccuracy)
-                guard manager.subscribe(id, request, handler: { event in self.handle(event, of: id) }),
-                      let deadline else { return }
+                guard manager.subscribe(id, request, consumer: receiver), let deadline else { return }
                 let timer = Task { [weak self] in
                     do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
                     self?.timeOut(id, after: timeout, desiredAccuracy: desiredAccuracy)
@@ -134,14 +138,31 @@ public final class AsyncLocationManager: Sendable {
 
     // MARK: Ending requests
 
-    /// What the manager told a request's subscription, which it has ended.
-    private func handle(_ event: SubscriptionEvent, of id: SubscriptionID) {
-        guard let waiter = state.withLock({ $0.take(id) }) else { return }
-        waiter.timeout?.cancel()
-        switch event {
-        case .location(let location): waiter.continuation.resume(returning: location)
-        case .ended(let error):
-            waiter.continuation.resume(throwing: error ?? LocationError(.locationUnknown, "the source ended before a fix"))
+    /// Receives the manager's events for the requests and streams of one ``AsyncLocationManager``, a batch at a
+    /// time: it takes out every request the batch ends under one lock, then resumes them, and yields to streams.
+    final class Receiver: SubscriptionConsumer {
+        private let state: Locked<AsyncLocationStateMachine>
+
+        init(state: Locked<AsyncLocationStateMachine>) { self.state = state }
+
+        func receive(_ events: [(SubscriptionID, SubscriptionEvent)]) {
+            let (requests, streams) = state.withLock { $0.take(events) }
+            for (waiter, event) in requests {
+                waiter.timeout?.cancel()
+                switch event {
+                case .location(let location): waiter.continuation.resume(returning: location)
+                case .ended(let error):
+                    waiter.continuation.resume(
+                        throwing: error ?? LocationError(.locationUnknown, "the source ended before a fix"))
+                }
+            }
+            for (stream, event) in streams {
+                switch event {
+                case .location(let location): stream.yield(location)
+                case .ended(let error?): stream.finish(throwing: error)
+                case .ended(nil): stream.finish()
+                }
+            }
         }
     }
 

@@ -54,6 +54,24 @@ struct AsyncLocationStateMachine {
     /// Forgets an early-cancellation mark once its request has returned (a cancel that came too late).
     mutating func forget(_ id: SubscriptionID) { cancelledEarly.remove(id) }
 
+    /// Takes out what a batch of the manager's events settles: the requests it ends (all at once, so that a
+    /// concurrent ``takeAll()`` gets all or none of them) and the stream continuations it concerns.
+    mutating func take(_ events: [(SubscriptionID, SubscriptionEvent)]) -> (
+        requests: [(Waiter, SubscriptionEvent)], streams: [(StreamContinuation, SubscriptionEvent)]
+    ) {
+        var requests: [(Waiter, SubscriptionEvent)] = []
+        var streamEvents: [(StreamContinuation, SubscriptionEvent)] = []
+        for (id, event) in events {
+            if let waiter = waiters.removeValue(forKey: id) {
+                requests.append((waiter, event))
+            } else if let stream = streams[id] {
+                streamEvents.append((stream, event))
+                if case .ended = event { streams[id] = nil }
+            }
+        }
+        return (requests, streamEvents)
+    }
+
     // MARK: Streams
 
     mutating func add(_ id: SubscriptionID, _ stream: StreamContinuation) { streams[id] = stream }

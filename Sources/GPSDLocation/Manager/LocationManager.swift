@@ -162,17 +162,21 @@ public final class LocationManager: Sendable {
     }
 
     /// Starts a subscription under a reserved id: the source runs until it is given back or the manager ends
-    /// it, which it tells `handler` (``SubscriptionEvent/ended(_:)``). `handler` is called synchronously on
-    /// the source's thread (or the thread that ends it), never under the manager's lock, and must not block.
-    /// Returns false if the id was given back first.
+    /// it, which it tells `consumer` (``SubscriptionEvent/ended(_:)``). Returns false if the id was given back
+    /// first.
     @discardableResult
-    package func subscribe(
-        _ id: SubscriptionID, _ request: SubscriptionRequest,
-        handler: @escaping @Sendable (SubscriptionEvent) -> Void
-    ) -> Bool {
-        guard let actions = state.withLock({ $0.machine.subscribe(id, request, handler) }) else { return false }
+    package func subscribe(_ id: SubscriptionID, _ request: SubscriptionRequest, consumer: any SubscriptionConsumer) -> Bool {
+        guard let actions = state.withLock({ $0.machine.subscribe(id, request, consumer) }) else { return false }
         perform(actions)
         return true
+    }
+
+    /// ``subscribe(_:_:consumer:)`` with a consumer of its own that calls `handler` for each event.
+    @discardableResult
+    package func subscribe(
+        _ id: SubscriptionID, _ request: SubscriptionRequest, handler: @escaping @Sendable (SubscriptionEvent) -> Void
+    ) -> Bool {
+        subscribe(id, request, consumer: HandlerConsumer(handler))
     }
 
     /// Gives a subscription (or a reservation) back. Returns what the subscription had seen if it was still
@@ -228,8 +232,8 @@ public final class LocationManager: Sendable {
                 delegateQueue.async { [weak self] in
                     self?.callDelegate(generation) { $0.locationManager($1, didFailWithError: error) }
                 }
-            case .notify(let handler, let event):
-                handler(event)
+            case .notify(let consumer, let events):
+                consumer.receive(events)
             case .observe(let observers, let event):
                 for observer in observers { observer(event) }
             case .scheduleRequestTimeout(let request, let delay):

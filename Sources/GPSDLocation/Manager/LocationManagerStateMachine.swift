@@ -32,7 +32,7 @@ struct LocationManagerStateMachine {
         /// (the generation changed).
         case deliver([Location], generation: Int)
         case fail(LocationError, generation: Int)
-        case notify(@Sendable (SubscriptionEvent) -> Void, SubscriptionEvent)
+        case notify(any SubscriptionConsumer, [(SubscriptionID, SubscriptionEvent)])
         case observe([Observer], ManagerEvent)
         case scheduleRequestTimeout(request: Int, after: Duration)
     }
@@ -110,12 +110,12 @@ struct LocationManagerStateMachine {
         return id
     }
 
-    /// Subscribes `handler` under a reserved id; `nil` if the id was given back meanwhile (nothing is held).
+    /// Subscribes `consumer` under a reserved id; `nil` if the id was given back meanwhile (nothing is held).
     mutating func subscribe(
-        _ id: SubscriptionID, _ request: SubscriptionRequest, _ handler: @escaping @Sendable (SubscriptionEvent) -> Void
+        _ id: SubscriptionID, _ request: SubscriptionRequest, _ consumer: any SubscriptionConsumer
     ) -> [Action]? {
         guard reserved.remove(id) != nil else { return nil }
-        subscriptions[id] = Subscription(consumer: .handler(handler, request), isOneShot: request.isOneShot)
+        subscriptions[id] = Subscription(consumer: .consumer(consumer, request), isOneShot: request.isOneShot)
         var actions = reconcile()
         if request.maximumAge != nil {
             if case .open(_, let session) = source {
@@ -216,9 +216,9 @@ struct LocationManagerStateMachine {
     /// Every subscription ends, each told once: with `error`, or at the end of a recording (`nil`), when a
     /// one-shot fails with `locationUnknown` and a continuous subscription ends quietly.
     mutating func end(with error: LocationError?) -> [Action] {
-        var actions: [Action] = []
+        var notifications = Notifications()
         var delegateFailure: LocationError?
-        for (_, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
+        for (id, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
             switch subscription.consumer {
             case .delegate:
                 if let error {
@@ -227,13 +227,14 @@ struct LocationManagerStateMachine {
                     delegateFailure = LocationError(
                         .locationUnknown, "the recording ended before a fix", bestLocation: latest?.location)
                 }
-            case .handler(let handler, _):
+            case .consumer(let consumer, _):
                 let reason = error ?? (subscription.isOneShot ? LocationError(
                     .locationUnknown, "the source ended before a fix", bestLocation: subscription.best) : nil)
-                actions.append(.notify(handler, .ended(reason)))
+                notifications.add(.ended(reason), for: id, to: consumer)
             }
         }
         subscriptions.removeAll()
+        var actions = notifications.actions
         if let delegateFailure { actions.append(.fail(delegateFailure, generation: generation)) }
         return actions
     }
@@ -246,7 +247,7 @@ struct LocationManagerStateMachine {
         guard coalescer.accept(location) else { return [] }
         latest = (location, arrival)
 
-        var actions: [Action] = []
+        var notifications = Notifications()
         var toDelegate = false
         var ended: [SubscriptionID] = []
         var index = subscriptions.startIndex
@@ -269,10 +270,11 @@ struct LocationManagerStateMachine {
             }
             switch subscription.consumer {
             case .delegate: toDelegate = true
-            case .handler(let handler, _): actions.append(.notify(handler, .location(location)))
+            case .consumer(let consumer, _): notifications.add(.location(location), for: id, to: consumer)
             }
         }
         for id in ended { subscriptions[id] = nil }
+        var actions = notifications.actions
         if toDelegate {
             // One callback serves the request and the updates alike, and is what the distance filter measures from.
             subscriptions[.delegateUpdates]?.lastDelivered = location
@@ -295,7 +297,7 @@ struct LocationManagerStateMachine {
     private func filters(of subscription: Subscription) -> (accuracy: Double?, distance: Double?) {
         switch subscription.consumer {
         case .delegate: (desiredAccuracy, distanceFilter)
-        case .handler(_, let request): (request.desiredAccuracy, request.distanceFilter)
+        case .consumer(_, let request): (request.desiredAccuracy, request.distanceFilter)
         }
     }
 }

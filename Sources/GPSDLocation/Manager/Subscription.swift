@@ -33,7 +33,22 @@ package struct SubscriptionRequest: Sendable, Equatable {
     package var distanceFilter: Double?
 }
 
-/// What the manager tells a subscription's handler, synchronously, never under its lock.
+/// Receives the events of its subscriptions a batch at a time: everything one report (a fix, a failure) means
+/// for them, in one call, synchronously on the thread that handled the report, never under the manager's lock.
+/// One batch lets a consumer settle all its subscriptions at once, so a report and a concurrent stop cannot
+/// split them. Must not block.
+package protocol SubscriptionConsumer: AnyObject, Sendable {
+    func receive(_ events: [(SubscriptionID, SubscriptionEvent)])
+}
+
+/// A consumer of one subscription, calling a closure for each event.
+final class HandlerConsumer: SubscriptionConsumer {
+    let handler: @Sendable (SubscriptionEvent) -> Void
+    init(_ handler: @escaping @Sendable (SubscriptionEvent) -> Void) { self.handler = handler }
+    func receive(_ events: [(SubscriptionID, SubscriptionEvent)]) { for (_, event) in events { handler(event) } }
+}
+
+/// What the manager tells a subscription's consumer.
 package enum SubscriptionEvent: Sendable, Equatable {
     /// A fix that passed the subscription's filters. A one-shot subscription has ended with it.
     case location(Location)
@@ -56,13 +71,24 @@ package enum ManagerEvent: Sendable, Equatable {
     case sessionEnded(LocationError?)
 }
 
+/// Events for consumers, gathered while a report is handled: one batch per consumer.
+struct Notifications {
+    private var batches: [ObjectIdentifier: (consumer: any SubscriptionConsumer, events: [(SubscriptionID, SubscriptionEvent)])] = [:]
+
+    mutating func add(_ event: SubscriptionEvent, for id: SubscriptionID, to consumer: any SubscriptionConsumer) {
+        batches[ObjectIdentifier(consumer), default: (consumer, [])].events.append((id, event))
+    }
+
+    var actions: [LocationManagerStateMachine.Action] { batches.values.map { .notify($0.consumer, $0.events) } }
+}
+
 /// One live subscription, as the state machine keeps it.
 struct Subscription {
     enum Consumer {
         /// The delegate: the manager's ``LocationManager/desiredAccuracy`` and
         /// ``LocationManager/distanceFilter`` apply, and fixes go through the delegate queue.
         case delegate
-        case handler(@Sendable (SubscriptionEvent) -> Void, SubscriptionRequest)
+        case consumer(any SubscriptionConsumer, SubscriptionRequest)
     }
 
     var consumer: Consumer
@@ -78,7 +104,7 @@ struct Subscription {
     func takesHeldFix(aged age: Duration) -> Bool {
         switch consumer {
         case .delegate: true
-        case .handler(_, let request): request.isOneShot && request.maximumAge.map { age <= $0 } ?? false
+        case .consumer(_, let request): request.isOneShot && request.maximumAge.map { age <= $0 } ?? false
         }
     }
 }
