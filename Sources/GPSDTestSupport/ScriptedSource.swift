@@ -10,8 +10,8 @@ package final class ScriptedSource: LocationSource {
     private struct State {
         var sessions: [Session] = []
         var closes = 0
-        var heldFixRequests = 0
         var hook: (timing: HookTiming, body: @Sendable () -> Void)?
+        var closingHook: (@Sendable () -> Void)?
         var openingFailure: LocationError?
         var openWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -24,6 +24,7 @@ package final class ScriptedSource: LocationSource {
         let source: ScriptedSource
         let handler: @Sendable (SourceEvent) -> Void
         private let closedFlag = Locked(false)
+        let heldFixRequests = Locked(0)
 
         init(source: ScriptedSource, handler: @escaping @Sendable (SourceEvent) -> Void) {
             self.source = source
@@ -32,7 +33,7 @@ package final class ScriptedSource: LocationSource {
 
         var isClosed: Bool { closedFlag.withLock { $0 } }
 
-        func requestHeldFix() { source.heldFixRequested() }
+        func requestHeldFix() { heldFixRequests.withLock { $0 += 1 } }
 
         func close() {
             guard closedFlag.withLock({ closed in defer { closed = true }; return !closed }) else { return }
@@ -65,6 +66,10 @@ package final class ScriptedSource: LocationSource {
     }
 
     private func closed() {
+        state.withLock { state in
+            defer { state.closingHook = nil }
+            return state.closingHook
+        }?()
         state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.closes += 1
             guard state.isIdle else { return [] }
@@ -73,12 +78,15 @@ package final class ScriptedSource: LocationSource {
         }.forEach { $0.resume() }
     }
 
-    private func heldFixRequested() { state.withLock { $0.heldFixRequests += 1 } }
-
     /// Runs `body` inside the next opening, once: before the session opens (a thread that overtakes the opening),
     /// or just after.
     package func onNextOpening(_ timing: HookTiming, _ body: @escaping @Sendable () -> Void) {
         state.withLock { $0.hook = (timing, body) }
+    }
+
+    /// Runs `body` inside the next close of a session, once: another thread acting while the manager closes it.
+    package func onNextClosing(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.closingHook = body }
     }
 
     /// Makes the next opening throw `error` (the system refused a thread, say).
@@ -92,8 +100,16 @@ package final class ScriptedSource: LocationSource {
     package var isIdle: Bool { state.withLock { $0.isIdle } }
     package var openCount: Int { state.withLock { $0.sessions.count } }
     package var closeCount: Int { state.withLock { $0.closes } }
-    /// How often the manager asked a session for gpsd's held fix (`?POLL;`).
-    package var heldFixRequestCount: Int { state.withLock { $0.heldFixRequests } }
+    /// How often the manager asked any session for gpsd's held fix (`?POLL;`).
+    package var heldFixRequestCount: Int {
+        state.withLock { $0.sessions }.reduce(0) { $0 + $1.heldFixRequests.withLock { $0 } }
+    }
+
+    /// How often the manager asked session `number` (from 1) for gpsd's held fix.
+    package func heldFixRequests(inSession number: Int) -> Int {
+        let sessions = state.withLock { $0.sessions }
+        return sessions.indices.contains(number - 1) ? sessions[number - 1].heldFixRequests.withLock { $0 } : 0
+    }
 
     /// Delivers `event` to the newest session, synchronously. Returns false if it is not open.
     @discardableResult

@@ -5,16 +5,18 @@ import Glibc
 /// Each session connects (``GPSDConnection``), starts a JSON watch, and then waits in poll(2) on the socket and
 /// its wake pipe: it reads what gpsd sends, frames lines itself and parses each with libgps (``ReportDecoder``).
 /// Closing the session interrupts the wait (or the connect) at once.
-final class GPSDSessionSource: LocationSource {
+package final class GPSDSessionSource: LocationSource {
     let server: GPSDServer
+    let resources: SessionResources
 
-    init(server: GPSDServer) {
+    package init(server: GPSDServer, resources: SessionResources = .system) {
         self.server = server
+        self.resources = resources
     }
 
-    func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
+    package func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
         let server = server
-        return try ReaderThread.start(name: "gpsd:\(server.port)") { reader in
+        return try ReaderThread.start(name: "gpsd:\(server.port)", resources: resources) { reader in
             Self.read(from: server, on: reader, to: handler)
         }
     }

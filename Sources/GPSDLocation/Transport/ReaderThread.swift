@@ -1,5 +1,18 @@
 import Synchronization
 
+/// What a session's thread takes from the system besides the thread: the pipe that wakes it. Tests make it fail.
+package struct SessionResources: Sendable {
+    let makePipe: @Sendable () throws(SystemError) -> (readEnd: Int32, writeEnd: Int32)
+
+    /// The real pipe.
+    package static let system = SessionResources(makePipe: { () throws(SystemError) in try Syscall.pipe() })
+
+    /// Pipes the system refuses with `errno` `number` (`EMFILE`: too many open files, say).
+    package static func refusingPipes(_ number: Int32) -> SessionResources {
+        SessionResources(makePipe: { () throws(SystemError) in throw SystemError(function: "pipe2", number: number) })
+    }
+}
+
 /// The session of a source that reads on a thread of its own (a gpsd connection, a replay): the thread, the
 /// pipe that wakes it, and what the manager asks of it.
 ///
@@ -17,10 +30,12 @@ final class ReaderThread: SourceSession {
 
     /// Starts `body` on a new thread named `name`.
     /// - Throws: ``LocationError/Code/resourceUnavailable`` if the system refuses the pipe or the thread.
-    static func start(name: String, _ body: @escaping @Sendable (ReaderThread) -> Void) throws(LocationError) -> ReaderThread {
+    static func start(
+        name: String, resources: SessionResources, _ body: @escaping @Sendable (ReaderThread) -> Void
+    ) throws(LocationError) -> ReaderThread {
         let reader: ReaderThread
-        do {
-            reader = ReaderThread(wake: try WakePipe())
+        do throws(SystemError) {
+            reader = ReaderThread(wake: WakePipe(try resources.makePipe()))
             let thread = try SystemThread(name: name) {
                 reader.started.store(currentKernelThreadID(), ordering: .releasing)
                 body(reader)

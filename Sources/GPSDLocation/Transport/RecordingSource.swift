@@ -6,15 +6,17 @@ import Foundation
 final class RecordingSource: LocationSource {
     let url: URL
     let pace: ReplayPace
+    let resources: SessionResources
 
-    init(url: URL, pace: ReplayPace) {
+    init(url: URL, pace: ReplayPace, resources: SessionResources = .system) {
         self.url = url
         self.pace = pace
+        self.resources = resources
     }
 
     func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
         let (url, pace) = (url, pace)
-        return try ReaderThread.start(name: "replay") { reader in Self.replay(url, pace: pace, on: reader, to: handler) }
+        return try ReaderThread.start(name: "replay", resources: resources) { reader in Self.replay(url, pace: pace, on: reader, to: handler) }
     }
 
     private static func replay(_ url: URL, pace: ReplayPace, on reader: ReaderThread, to handler: @Sendable (SourceEvent) -> Void) {

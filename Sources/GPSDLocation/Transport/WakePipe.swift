@@ -6,9 +6,15 @@ final class WakePipe: Sendable {
     private let readEnd: Int32
     private let writeEnd: Int32
 
+    /// Takes over the two ends of a non-blocking pipe.
+    init(_ ends: (readEnd: Int32, writeEnd: Int32)) {
+        (readEnd, writeEnd) = ends
+    }
+
+    /// A new pipe.
     /// - Throws: the failed `pipe2` (too many open files, say).
-    init() throws(SystemError) {
-        (readEnd, writeEnd) = try Syscall.pipe()
+    convenience init() throws(SystemError) {
+        self.init(try Syscall.pipe())
     }
 
     deinit {
