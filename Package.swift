@@ -47,10 +47,17 @@ let package = Package(
             name: "GPSDTestSupport",
             dependencies: ["GPSDLocation"]
         ),
+        // Deterministic: scripted sources, manual clocks, loopback peers of our own. Run whole under TSan.
         .testTarget(
             name: "GPSDLocationTests",
             dependencies: ["GPSDLocation", "GPSDTestSupport"]
         ),
+        // Against a real gpsd, fed by gpsfake.
+        .testTarget(
+            name: "GPSDLocationLiveTests",
+            dependencies: ["GPSDLocation", "GPSDTestSupport"]
+        ),
+        // whereami in-process (parsing, writers) and as a process, against recordings and a real gpsd.
         .testTarget(
             name: "WhereAmITests",
             dependencies: ["whereami", "GPSDLocation", "GPSDTestSupport"]

