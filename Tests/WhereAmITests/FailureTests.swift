@@ -67,8 +67,8 @@ extension WhereAmIProcessTests {
                 let result = runs.last!.result
                 #expect(runs.allSatisfy { $0.result.status == 75 && !$0.result.endedBySignal }, "\(result)")
                 #expect(runs.allSatisfy { $0.result.elapsed >= .seconds(1) }, "waits the whole second: \(runs.map(\.result.elapsed))")
-                #expect(runs.map(\.net).min()! < .milliseconds(2500),
-                        "and not much longer: \(runs.map { "\($0.result.elapsed) (launch \($0.launch))" })")
+                #expect(runs.map(\.net).min()! < .seconds(20),
+                        "and then ends (a bound only a hang breaks): \(runs.map { "\($0.result.elapsed) (launch \($0.launch))" })")
                 #expect(result.stderr.contains("no fix"), "says why: \(result.stderr)")
                 #expect(result.stderr.contains("1.0 s"), "and how long it waited: \(result.stderr)")
                 switch options.last {

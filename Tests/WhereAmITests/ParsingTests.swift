@@ -10,12 +10,13 @@ struct ParsingTests {
     @Test("no arguments: one text fix from localhost within 30 s")
     func defaults() throws {
         let command = try WhereAmI.parse([])
-        #expect(command.server == nil)
-        #expect(command.timeout == 30)
-        #expect(command.maxAge == nil && command.accuracy == nil)
-        #expect(!command.follow && command.count == nil && command.distance == nil && command.interval == nil)
-        #expect(command.format == .text)
-        #expect(command.replay == nil && !command.demo && command.speed == 1 && !command.quiet)
+        #expect(command.connection.server == nil)
+        #expect(command.request.timeout == Seconds(30))
+        #expect(command.request.maxAge == nil && command.request.accuracy == nil)
+        let request = command.request
+        #expect(!request.follow && request.count == nil && request.distance == nil && request.interval == nil)
+        #expect(command.output.format == .text && !command.output.quiet)
+        #expect(command.connection.replay == nil && !command.connection.demo && command.connection.speed == nil)
     }
 
     @Test("a full --follow command line")
@@ -24,41 +25,100 @@ struct ParsingTests {
             "-f", "--count", "5", "--distance", "2.5", "--interval", "0", "--format", "gpx", "-q",
             "--timeout", "0.5", "--accuracy", "10", "--max-age", "0", "rover.local:2948:/dev/ttyACM0",
         ])
-        #expect(command.follow && command.quiet)
-        #expect(command.count == 5 && command.distance == 2.5 && command.interval == 0)
-        #expect(command.format == .gpx)
-        #expect(command.timeout == 0.5 && command.accuracy == 10 && command.maxAge == 0)
-        #expect(command.server == "rover.local:2948:/dev/ttyACM0")
+        #expect(command.request.follow && command.output.quiet)
+        #expect(command.request.count == 5 && command.request.distance == 2.5 && command.request.interval == 0)
+        #expect(command.output.format == .gpx)
+        #expect(command.request.timeout == Seconds(0.5) && command.request.accuracy == 10)
+        #expect(command.request.maxAge == Seconds(0))
+        #expect(command.connection.server == GPSDServer(host: "rover.local", port: 2948, device: "/dev/ttyACM0"))
     }
 
     @Test("every format by name", arguments: ["text", "json", "csv", "geojson", "gpx"])
     func formats(name: String) throws {
         let command = try WhereAmI.parse(["--format", name])
-        #expect(command.format.rawValue == name)
+        #expect(command.output.format.rawValue == name)
     }
 
     @Test("replays: --demo, --replay FILE, --speed")
     func replays() throws {
         let demo = try WhereAmI.parse(["--demo", "--speed", "0", "--follow"])
-        #expect(demo.demo && demo.speed == 0 && demo.follow && demo.replay == nil)
+        #expect(demo.connection.demo && demo.connection.speed == 0 && demo.request.follow)
+        #expect(demo.connection.replay == nil)
         let replay = try WhereAmI.parse(["--replay", "trip.json", "--speed", "4"])
-        #expect(replay.replay == "trip.json" && replay.speed == 4 && !replay.demo)
+        #expect(replay.connection.replay == "trip.json" && replay.connection.speed == 4 && !replay.connection.demo)
         let ipv6 = try WhereAmI.parse(["[::1]:2947"])
-        #expect(ipv6.server == "[::1]:2947")
+        #expect(ipv6.connection.server == GPSDServer(host: "::1", port: 2947))
     }
 
     @Test("invalid command lines throw, as usage errors (exit 64)", arguments: [
         ["--bogus"], ["--format", "xml"], ["--count", "0", "--follow"], ["--count", "3"], ["--interval", "1"],
         ["--distance", "1"], ["host:99999"], ["host:0"], ["[::1"], ["::1"], [""], ["--timeout", "-1"],
-        ["--timeout=-1"], ["--timeout", "0"], ["--timeout", "inf"], ["--timeout", "nan"], ["--max-age=-1"],
-        ["--accuracy", "0"], ["--accuracy", "nan"], ["--distance=-1", "--follow"], ["--interval=-1", "--follow"],
-        ["--speed=-1"], ["--speed", "inf"], ["--demo", "--replay", "x.json"], ["--demo", "localhost"],
+        ["--timeout=-1"], ["--timeout", "0"], ["--timeout", "nan"], ["--timeout", "-inf"], ["--max-age=-1"],
+        ["--max-age", "-1"], ["--accuracy", "0"], ["--accuracy", "nan"], ["--accuracy", "inf"],
+        ["--distance=-1", "--follow"], ["--interval=-1", "--follow"], ["--speed=-1", "--demo"],
+        ["--speed", "inf", "--demo"], ["--speed", "2"], ["--demo", "--replay", "x.json"], ["--demo", "localhost"],
         ["--replay", "x.json", "localhost"], ["a", "b"], ["--follow", "--count", "many"],
     ] as [[String]])
     func invalid(arguments: [String]) throws {
         let error = try #require(throws: (any Error).self) { try WhereAmI.parse(arguments) }
         #expect(WhereAmI.exitCode(for: error) == .validationFailure, "exit 64 for \(arguments): \(error)")
         #expect(!WhereAmI.message(for: error).isEmpty)
+    }
+
+    // MARK: The edges of the architecture issue
+
+    @Test("huge durations are accepted and mean no limit, without trapping", arguments: [
+        (["--timeout=1e20"], "timeout"), (["--timeout", "1e300"], "timeout"), (["--timeout", "inf"], "timeout"),
+        (["--timeout", "never"], "timeout"), (["--max-age=1e300"], "max-age"), (["--max-age", "inf"], "max-age"),
+    ] as [([String], String)])
+    func hugeDurations(arguments: [String], option: String) throws {
+        let command = try WhereAmI.parse(arguments)
+        let seconds = option == "timeout" ? command.request.timeout : try #require(command.request.maxAge)
+        #expect(seconds.duration == .never)
+        #expect(seconds.isUnlimited)
+    }
+
+    @Test("ordinary durations convert exactly")
+    func ordinaryDurations() throws {
+        #expect(try WhereAmI.parse(["--timeout", "2.5"]).request.timeout.duration == .seconds(2.5))
+        #expect(try WhereAmI.parse(["--max-age", "0"]).request.maxAge?.duration == .zero)
+    }
+
+    @Test("a negative number after a space is rejected as negative, not read as a missing value", arguments: [
+        (["--timeout", "-1"], "--timeout must be a positive number"),
+        (["--max-age", "-1"], "--max-age must be zero or more"),
+        (["--count", "-3", "--follow"], "--count must be at least 1"),
+        (["--distance", "-1", "--follow"], "--distance must be zero or more"),
+        (["--speed", "-2", "--demo"], "--speed must be zero or a positive factor"),
+    ] as [([String], String)])
+    func negativeValues(arguments: [String], message: String) throws {
+        let error = try #require(throws: (any Error).self) { try WhereAmI.parse(arguments) }
+        #expect(WhereAmI.message(for: error).contains(message), "\(WhereAmI.message(for: error))")
+        #expect(!WhereAmI.message(for: error).contains("Missing value"))
+    }
+
+    @Test("--speed without --replay or --demo is an error, not ignored")
+    func speedWithoutReplay() throws {
+        let error = try #require(throws: (any Error).self) { try WhereAmI.parse(["--speed", "2"]) }
+        #expect(WhereAmI.message(for: error).contains("--speed goes with --replay or --demo"))
+    }
+
+    @Test("`whereami help` prints the help, as the man page and completions offer it")
+    func helpWord() throws {
+        let error = try #require(throws: (any Error).self) { try WhereAmI.parse(["help"]) }
+        #expect(WhereAmI.exitCode(for: error) == .success)
+        #expect(WhereAmI.fullMessage(for: error).contains("USAGE: whereami"))
+    }
+
+    @Test("an invalid server says what is wrong with it")
+    func invalidServerReason() throws {
+        let error = try #require(throws: (any Error).self) { try WhereAmI.parse(["host:99999"]) }
+        #expect(WhereAmI.message(for: error).contains("'99999' is not a port from 1 to 65535"))
+    }
+
+    @Test("--quiet's help says errors still go to standard error")
+    func quietHelp() {
+        #expect(WhereAmI.helpMessage(columns: 500).contains("Print no status on standard error (errors are still printed there)"))
     }
 
     @Test("the exit status of each LocationError code")

@@ -101,7 +101,7 @@ extension WhereAmIProcessTests {
             #expect(result.status == 0, "\(result)")
             #expect(result.stdoutLines.count == 11)
             #expect(result.elapsed >= .milliseconds(450), "10 recorded seconds / 20: \(result.elapsed)")
-            #expect(result.elapsed < .seconds(5), "\(result.elapsed)")
+            #expect(result.elapsed < .seconds(30), "a bound only a hang breaks: \(result.elapsed)")
         }
 
         @Test("--replay of a file that does not exist exits 66 and names it", arguments: [[String](), ["--follow"]])
@@ -135,7 +135,8 @@ extension WhereAmIProcessTests {
             #expect(result.status == 0 && !result.endedBySignal,
                     "whereami's status (141 = killed by SIGPIPE): \(result)")
             #expect(result.stdoutLines.count == 1)
-            #expect(result.elapsed < .seconds(5), "ends at its next write, not at the end of the drive: \(result.elapsed)")
+            // The drive lasts 174 s as recorded: ending well before that means it ended at its next write.
+            #expect(result.elapsed < .seconds(60), "ends at its next write, not at the end of the drive: \(result.elapsed)")
         }
     }
 }

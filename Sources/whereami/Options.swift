@@ -1,0 +1,131 @@
+public import ArgumentParser  // GPSDServer, a public type, conforms to its ExpressibleByArgument below
+import GPSDLocation
+
+/// Where fixes come from: a gpsd, or a recording.
+struct ConnectionOptions: ParsableArguments {
+    @Argument(
+        help: ArgumentHelp(
+            "gpsd to ask, as host[:port[:device]]; an IPv6 address in brackets ([::1]:2947).", valueName: "server"),
+        completion: .default,
+        transform: { try GPSDServer(parsing: $0) })
+    var server: GPSDServer?
+
+    @Option(help: ArgumentHelp("Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.",
+                               valueName: "file"))
+    var replay: String?
+
+    @Flag(help: "Replay the bundled recording of a drive instead of asking gpsd.")
+    var demo = false
+
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("With --replay or --demo: replay this many times faster than recorded; 0 for as fast as possible.",
+                               valueName: "factor"))
+    var speed: Double?
+
+    var isReplay: Bool { replay != nil || demo }
+
+    func validate() throws {
+        if replay != nil && demo { throw ValidationError("use either --replay FILE or --demo, not both") }
+        if server != nil && isReplay { throw ValidationError("a server and --replay/--demo exclude each other") }
+        if let speed {
+            guard isReplay else { throw ValidationError("--speed goes with --replay or --demo") }
+            guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be zero or a positive factor") }
+        }
+    }
+}
+
+/// What to wait for: one fix, or a stream of them.
+struct RequestOptions: ParsableArguments {
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("Give up if no fix arrives within this many seconds ('inf': wait as long as it takes).",
+                               valueName: "seconds"))
+    var timeout = Seconds(30)
+
+    @Option(name: .customLong("max-age"), parsing: .unconditional,
+            help: ArgumentHelp("Accept a fix gpsd already holds if it is at most this old.", valueName: "seconds"))
+    var maxAge: Seconds?
+
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("Wait for a fix at least this accurate (horizontal).", valueName: "metres"))
+    var accuracy: Double?
+
+    @Flag(name: .shortAndLong, help: "Stream fixes until interrupted.")
+    var follow = false
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: stop after this many fixes.", valueName: "n"))
+    var count: Int?
+
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("With --follow: only fixes this far from the last one printed.", valueName: "metres"))
+    var distance: Double?
+
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("With --follow: at most one fix per this many seconds of fix time.", valueName: "seconds"))
+    var interval: Double?
+
+    func validate() throws {
+        guard timeout.value > 0 else {
+            throw ValidationError("--timeout must be a positive number of seconds, or inf")
+        }
+        if let maxAge, !(maxAge.value >= 0) { throw ValidationError("--max-age must be zero or more seconds, or inf") }
+        if let accuracy, !(accuracy > 0 && accuracy.isFinite) {
+            throw ValidationError("--accuracy must be a positive number of metres")
+        }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let distance, !(distance >= 0 && distance.isFinite) {
+            throw ValidationError("--distance must be zero or more metres")
+        }
+        if let interval, !(interval >= 0 && interval.isFinite) {
+            throw ValidationError("--interval must be zero or more seconds")
+        }
+        if !follow, count != nil || distance != nil || interval != nil {
+            throw ValidationError("--count, --distance and --interval go with --follow")
+        }
+    }
+}
+
+/// How fixes are written.
+struct OutputOptions: ParsableArguments {
+    @Option(help: "Output format: text, json (one object per line), csv, geojson or gpx.")
+    var format: OutputFormat = .text
+
+    @Flag(name: .shortAndLong, help: "Print no status on standard error (errors are still printed there).")
+    var quiet = false
+}
+
+/// A number of seconds from the command line: a decimal number, or `inf` (`infinity`, `never`) for no limit.
+///
+/// Any value converts to a `Duration` without trapping: a century or more is "never" (`Duration.never`).
+struct Seconds: ExpressibleByArgument, Sendable, Equatable, CustomStringConvertible {
+    var value: Double
+
+    init(_ value: Double) { self.value = value }
+
+    init?(argument: String) {
+        switch argument.lowercased() {
+        case "inf", "infinity", "never": value = .infinity
+        default:
+            guard let value = Double(argument), !value.isNaN else { return nil }
+            self.value = value
+        }
+    }
+
+    var duration: Duration {
+        let never = Double(Duration.never.components.seconds)
+        return value >= never ? .never : .seconds(max(0, value))
+    }
+
+    var isUnlimited: Bool { duration.meansNever }
+
+    var description: String { value.isInfinite ? "inf" : Field.number(value) }
+
+    var defaultValueDescription: String { description }
+}
+
+extension GPSDServer: ExpressibleByArgument {
+    /// Parses `host[:port[:device]]`; `nil` for anything ``GPSDServer/init(parsing:)`` rejects. (whereami's
+    /// argument passes `init(parsing:)` as its transform too, so that an error says what is wrong.)
+    init?(argument: String) {
+        try? self.init(parsing: argument)
+    }
+}
