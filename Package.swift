@@ -10,6 +10,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // Tests only: starting, signalling and reaping gpsfake, whereami, gpspipe and python.
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // MARK: - System library
@@ -21,13 +24,13 @@ let package = Package(
         ),
 
         // The GNU extensions of glibc that Swift's Glibc module leaves out (pipe2, thread names, gettid).
-        .target(name: "CSystem"),
+        .target(name: "CLinux"),
 
         // MARK: - Library
 
         .target(
             name: "GPSDLocation",
-            dependencies: ["CGPS", "CSystem"]
+            dependencies: ["CGPS", "CLinux"]
         ),
 
         // MARK: - Command-line tool
@@ -45,7 +48,11 @@ let package = Package(
 
         .target(
             name: "GPSDTestSupport",
-            dependencies: ["GPSDLocation"]
+            dependencies: [
+                "GPSDLocation",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         // Deterministic: scripted sources, manual clocks, loopback peers of our own. Run whole under TSan.
         .testTarget(
@@ -60,13 +67,17 @@ let package = Package(
         // whereami in-process (parsing, writers) and as a process, against recordings and a real gpsd.
         .testTarget(
             name: "WhereAmITests",
-            dependencies: ["whereami", "GPSDLocation", "GPSDTestSupport"]
+            dependencies: [
+                "whereami", "GPSDLocation", "GPSDTestSupport",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
     ]
 )
 
 // Settings every target shares: Swift 6 language mode and the upcoming features we opt into.
-for target in package.targets where target.type != .system && target.name != "CSystem" {
+for target in package.targets where target.type != .system && target.name != "CLinux" {
     var settings = target.swiftSettings ?? []
     settings.append(contentsOf: [
         .enableUpcomingFeature("ExistentialAny"),

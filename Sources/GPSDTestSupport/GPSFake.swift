@@ -1,66 +1,59 @@
 public import Foundation
 import GPSDLocation
+import Subprocess
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// A real gpsd on a private loopback port, fed from NMEA logs by gpsd's `gpsfake`.
 ///
-/// Each instance runs `gpsfake -q -n -P <port> -c <cycle> [-1] -W <linger> LOG…` as the leader of its own process
-/// group, with its own `TMPDIR`, and stdout/stderr captured to files in that directory. ``stop()`` (or `deinit`)
-/// ends the whole group (gpsfake and its gpsd) with SIGKILL.
+/// ``run(logs:cycle:once:lingerAfterEnd:waitForClient:port:_:)`` runs
+/// `gpsfake -q -n -P <port> -c <cycle> [-1] -W <linger> LOG…` through swift-subprocess, as the leader of a new
+/// process group, with its own `TMPDIR` and its stdout/stderr in files there, hands it to the body, and ends it
+/// afterwards however the body ends.
 ///
 /// ```swift
-/// try #require(GPSFake.isAvailable)
-/// let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], waitForClient: true)
-/// defer { fake.stop() }
-/// // connect a client to fake.server ("127.0.0.1:PORT"); the log starts once it sends ?WATCH
+/// try await GPSFake.run(logs: [Fixtures.url("moving.nmea")], waitForClient: true) { fake in
+///     // connect a client to fake.server ("127.0.0.1:PORT"); the log starts once it sends ?WATCH
+/// }
 /// ```
 ///
 /// ## Seeing a log from its first sentence
 /// gpsd reads a log as soon as gpsfake has loaded it, tens of milliseconds after it starts listening, whether or
-/// not anybody is connected (`-n`; without `-n` gpsfake still writes into the pty and what a late client would
-/// have seen is lost too). A client that connects after ``start(logs:cycle:once:lingerAfterEnd:waitForClient:)``
-/// returns may therefore miss the first epochs of a `once` log. Pass `waitForClient: true` to hold the logs back
-/// until the first client has a watch in effect (see `LogGate`): that client then gets every sentence's report.
-/// It is told `{"class":"DEVICES","devices":[]}` at first, then a `DEVICE` report per log as gpsd opens it.
+/// not anybody is connected. A client that connects late may miss the first epochs of a `once` log. With
+/// `waitForClient: true` the logs are held back until the first client has a watch in effect (see `LogGate`).
 ///
 /// ## The end of a `once` log
 /// gpsfake keeps gpsd up for `lingerAfterEnd` seconds after the last sentence, then kills it and exits with status
-/// 1 (that is normal, not an error); clients see the connection close. gpsfake busy-waits one CPU core meanwhile.
+/// 1 (normal, not an error); clients see the connection close. gpsfake busy-waits one CPU core meanwhile.
+///
+/// ## Ending it
+/// gpsfake ignores SIGTERM as a way to end itself: it kills (and reaps) its gpsd and goes on. ``stop()`` sends
+/// it SIGTERM, waits (at most 0.5 s) until its gpsd is gone, then SIGKILLs the whole group; swift-subprocess
+/// reaps gpsfake. gpsd is gpsfake's child, not ours: which members of the group remain is read from `/proc`.
 public final class GPSFake: Sendable {
     /// gpsd's port on 127.0.0.1.
     public let port: UInt16
     /// gpsfake's process id, which is also its process group id.
     public let processID: Int32
-    /// The private directory used as gpsfake's `TMPDIR` (removed by ``stop()``).
+    /// The private directory used as gpsfake's `TMPDIR` (removed when it has stopped).
     public let directory: URL
 
     /// `"127.0.0.1:PORT"`, the form libgps clients and `gpspipe` take.
     public var server: String { "127.0.0.1:\(port)" }
 
-    private let state: Locked<State>
-    private let gateFinished: DispatchSemaphore?
+    private let stopRequest: AsyncStream<Void>.Continuation
+    private let ended: Task<Void, Never>
 
-    private struct State {
-        var stopped = false
-    }
-
-    private init(port: UInt16, processID: Int32, directory: URL, state: Locked<State>, gateFinished: DispatchSemaphore?) {
+    private init(port: UInt16, processID: Int32, directory: URL, stopRequest: AsyncStream<Void>.Continuation,
+                 ended: Task<Void, Never>) {
         self.port = port
         self.processID = processID
         self.directory = directory
-        self.state = state
-        self.gateFinished = gateFinished
-    }
-
-    deinit {
-        stop()
+        self.stopRequest = stopRequest
+        self.ended = ended
     }
 
     /// Where gpsfake is installed, if it is (it also needs `/usr/sbin/gpsd`).
@@ -75,24 +68,41 @@ public final class GPSFake: Sendable {
         gpsfakePath != nil && access("/usr/sbin/gpsd", X_OK) == 0
     }
 
-    /// Starts a real gpsd via gpsfake on a free loopback port, feeding `logs` (one device each).
-    ///
-    /// Returns once gpsd listens on ``port`` and accepts a TCP connection (typically 0.3 s), waiting at most 15 s.
-    /// If the port is taken by someone else meanwhile, it retries with another port (three attempts).
+    /// Runs `body` with a real gpsd via gpsfake on a free loopback port (or `port`), feeding `logs` (one device
+    /// each), and stops it afterwards, however `body` ends.
     ///
     /// - Parameters:
     ///   - logs: NMEA (or other gpsfake) logs; each becomes one device, `/dev/pts/N`.
-    ///   - cycle: Seconds between sentences (`gpsfake -c`). gpsfake needs about 10 ms per sentence on top (measured:
-    ///     `-c 0` gives 10 ms, `0.01` 20 ms, `0.05` 61 ms per sentence). gpsd reports the same for 0 … 0.05.
+    ///   - cycle: Seconds between sentences (`gpsfake -c`). gpsfake needs about 10 ms per sentence on top.
     ///   - once: Play the logs once (`-1`) instead of in a loop.
-    ///   - lingerAfterEnd: With `once`, seconds gpsd stays up after the last sentence (`-W`) before gpsfake ends it.
+    ///   - lingerAfterEnd: With `once`, seconds gpsd stays up after the last sentence (`-W`).
     ///   - waitForClient: Hold the logs back until a client has a watch in effect, so it sees them from the first
-    ///     sentence. Only the first watching client is awaited; gpsd then logs its client traffic to stderr.
+    ///     sentence. gpsd then logs its client traffic to stderr (``standardError``).
+    ///   - port: The port to use (a restart on the same port); by default a free one, retried if taken.
     /// - Throws: ``GPSFakeError`` with gpsfake's stderr when gpsfake or gpsd is missing, a log does not exist, or
-    ///   gpsd does not come up.
+    ///   gpsd does not come up; or what `body` throws.
+    public static func run<T>(
+        logs: [URL], cycle: Double = 0.05, once: Bool = true, lingerAfterEnd: Int = 5, waitForClient: Bool = false,
+        port: UInt16? = nil, _ body: (GPSFake) async throws -> T
+    ) async throws -> T {
+        let fake = try await start(logs: logs, cycle: cycle, once: once, lingerAfterEnd: lingerAfterEnd,
+                                   waitForClient: waitForClient, port: port)
+        do {
+            let result = try await body(fake)
+            await fake.stop()
+            return result
+        } catch {
+            await fake.stop()
+            throw error
+        }
+    }
+
+    /// Starts gpsfake; returns once gpsd listens on ``port`` and accepts a connection (waiting at most 15 s).
+    /// The caller must ``stop()`` it.
     public static func start(
-        logs: [URL], cycle: Double = 0.05, once: Bool = true, lingerAfterEnd: Int = 5, waitForClient: Bool = false
-    ) throws -> GPSFake {
+        logs: [URL], cycle: Double = 0.05, once: Bool = true, lingerAfterEnd: Int = 5, waitForClient: Bool = false,
+        port: UInt16? = nil
+    ) async throws -> GPSFake {
         guard let gpsfake = gpsfakePath, access("/usr/sbin/gpsd", X_OK) == 0 else {
             throw GPSFakeError(.notInstalled, "need gpsfake (gpsd-clients, python3-gps) and /usr/sbin/gpsd (gpsd)")
         }
@@ -100,10 +110,10 @@ public final class GPSFake: Sendable {
             throw GPSFakeError(.missingLog, log.path)
         }
         var lastError = GPSFakeError(.portUnavailable, "no attempt made")
-        for _ in 0..<3 {
+        for _ in 0..<(port == nil ? 3 : 1) {
             do {
-                return try launch(gpsfake: gpsfake, logs: logs, cycle: cycle, once: once,
-                                  linger: lingerAfterEnd, waitForClient: waitForClient)
+                return try await launch(gpsfake: gpsfake, logs: logs, cycle: cycle, once: once, linger: lingerAfterEnd,
+                                        waitForClient: waitForClient, port: port ?? freeLoopbackPort())
             } catch let error as GPSFakeError where error.code == .portUnavailable {
                 lastError = error
             }
@@ -113,62 +123,91 @@ public final class GPSFake: Sendable {
 
     /// One attempt on one port. Throws `.portUnavailable` when gpsd could not bind it.
     private static func launch(
-        gpsfake: String, logs: [URL], cycle: Double, once: Bool, linger: Int, waitForClient: Bool
-    ) throws -> GPSFake {
-        let port = freeLoopbackPort()
+        gpsfake: String, logs: [URL], cycle: Double, once: Bool, linger: Int, waitForClient: Bool, port: UInt16
+    ) async throws -> GPSFake {
         guard port != 0 else { throw GPSFakeError(.portUnavailable, "could not bind a socket to 127.0.0.1:0") }
         let directory = try makePrivateDirectory()
-        var cleanUp = true
-        defer { if cleanUp { try? FileManager.default.removeItem(atPath: directory) } }
-
         let gate = waitForClient ? try LogGate.prepare(logs: logs, in: directory) : nil
         var arguments = ["-q", "-n", "-P", String(port), "-c", String(cycle), "-W", String(linger)]
         if once { arguments.append("-1") }
         if waitForClient { arguments += ["-D", "2"] }
         arguments += gate?.entries.map(\.pipe) ?? logs.map(\.path)
-
-        var environment = ProcessInfo.processInfo.environment
-        environment["TMPDIR"] = directory
-        environment["PYTHONHOME"] = nil   // gpsfake must run under Debian's /usr/bin/python3 (its shebang)
-        environment["PYTHONPATH"] = nil   // with Debian's python3-gps, not a pyenv's modules
-
-        let standardError = "\(directory)/gpsfake.stderr"
-        let pid: pid_t
-        do {
-            pid = try ProcessGroup.spawn(
-                path: gpsfake, arguments: arguments, environment: environment,
-                standardOutput: .file("\(directory)/gpsfake.stdout"), standardError: .file(standardError))
-        } catch {
-            throw GPSFakeError(.spawnFailed, "\(error.function) \(gpsfake)", errno: error.errno)
-        }
-
         let commandLine = ([gpsfake] + arguments).joined(separator: " ")
-        do {
-            try waitUntilListening(pid: pid, port: port, standardError: standardError, commandLine: commandLine)
-        } catch {
-            ProcessGroup.killAndReap(pid)
-            throw error
-        }
+        let standardError = "\(directory)/gpsfake.stderr"
 
-        let state = Locked(State())
-        var gateFinished: DispatchSemaphore?
-        if let gate {
-            let finished = DispatchSemaphore(value: 0)
-            gateFinished = finished
-            Thread.detachNewThread {
-                gate.run(standardError: standardError) { state.withLock { $0.stopped } }
-                finished.signal()
+        let (started, startedSink) = AsyncStream.makeStream(of: Result<Int32, any Error>.self)
+        let (stopRequests, stopRequest) = AsyncStream.makeStream(of: Void.self)
+        let ended = Task {
+            do {
+                let output = try FileDescriptor.open("\(directory)/gpsfake.stdout", .writeOnly,
+                                                     options: [.create, .append, .closeOnExec], permissions: .ownerReadWrite)
+                let errors = try FileDescriptor.open(standardError, .writeOnly,
+                                                     options: [.create, .append, .closeOnExec], permissions: .ownerReadWrite)
+                var options = PlatformOptions()
+                options.processGroupID = 0   // a group of its own, whose id is gpsfake's pid
+                _ = try await Subprocess.run(
+                    .path(FilePath(gpsfake)), arguments: Arguments(arguments),
+                    // gpsfake must run under Debian's /usr/bin/python3 (its shebang), with Debian's python3-gps.
+                    environment: .inherit.updating(["TMPDIR": directory, "PYTHONHOME": nil, "PYTHONPATH": nil]),
+                    platformOptions: options, input: .none,
+                    output: .fileDescriptor(output, closeAfterSpawningProcess: true),
+                    error: .fileDescriptor(errors, closeAfterSpawningProcess: true)
+                ) { execution in
+                    let pid = execution.processIdentifier.value
+                    do {
+                        try await waitUntilListening(pid: pid, port: port, standardError: standardError,
+                                                     commandLine: commandLine)
+                    } catch {
+                        await end(execution)
+                        startedSink.yield(.failure(error))
+                        return
+                    }
+                    if let gate {
+                        Thread.detachNewThread { gate.run(standardError: standardError) { ProcFS.hasEnded(pid) } }
+                    }
+                    startedSink.yield(.success(pid))
+                    for await _ in stopRequests { break }
+                    await end(execution)
+                }
+            } catch {
+                startedSink.yield(.failure(GPSFakeError(.spawnFailed, "\(commandLine): \(error)")))
             }
+            startedSink.finish()
         }
-        cleanUp = false
-        return GPSFake(port: port, processID: pid, directory: URL(fileURLWithPath: directory), state: state,
-                       gateFinished: gateFinished)
+        var results = started.makeAsyncIterator()
+        let pid: Int32
+        switch await results.next() {
+        case .success(let started)?: pid = started
+        case .failure(let error)?:
+            await ended.value
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        case nil:
+            throw GPSFakeError(.spawnFailed, commandLine)
+        }
+        return GPSFake(port: port, processID: pid, directory: URL(fileURLWithPath: directory), stopRequest: stopRequest,
+                       ended: ended)
+    }
+
+    /// Ends gpsfake and its gpsd: SIGTERM to gpsfake, which kills and reaps its gpsd (so no zombie is left for
+    /// init to reap late), then SIGKILL to the whole group.
+    private static func end(_ execution: Execution<NoInput, FileDescriptorOutput, FileDescriptorOutput>) async {
+        let pid = execution.processIdentifier.value
+        try? execution.send(signal: .terminate)
+        await waitUntil(timeout: .milliseconds(500)) { (ProcFS.members(of: pid) ?? []).allSatisfy { $0 == pid } }
+        try? execution.send(signal: .kill, toProcessGroup: true)
+    }
+
+    private static func waitUntil(timeout: Duration, _ condition: () -> Bool) async {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
     }
 
     /// Polls until a process of gpsfake's group listens on 127.0.0.1:`port` and a connection succeeds.
-    private static func waitUntilListening(pid: pid_t, port: UInt16, standardError: String, commandLine: String) throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(15)
+    private static func waitUntilListening(pid: pid_t, port: UInt16, standardError: String, commandLine: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
         func stderrText() -> String { ProcFile.read(standardError) ?? "" }
         while true {
             let text = stderrText()
@@ -176,18 +215,17 @@ public final class GPSFake: Sendable {
             if text.contains("can't bind to IPv4 port") || text.contains("Address already in use") {
                 throw GPSFakeError(.portUnavailable, "port \(port) taken: \(commandLine)", standardError: text)
             }
-            if let status = ProcessGroup.exitStatus(ofUnreaped: pid) {
-                throw GPSFakeError(.exited, commandLine, standardError: stderrText(), exitStatus: status)
+            if ProcFS.hasEnded(pid) {
+                throw GPSFakeError(.exited, commandLine, standardError: stderrText())
             }
-            // Without /proc, accept any listener on the port (and rely on the stderr check above).
-            if ProcessGroup.groupListens(pid, onLoopbackPort: port) ?? true, canConnect(port: port) {
+            if ProcFS.groupListens(pid, onLoopbackPort: port) ?? true, canConnect(port: port) {
                 return
             }
-            if clock.now >= deadline {
+            if ContinuousClock.now >= deadline {
                 throw GPSFakeError(.timedOut, "no gpsd on port \(port) after 15 s: \(commandLine)",
                                    standardError: stderrText())
             }
-            usleep(10_000)
+            try await Task.sleep(for: .milliseconds(10))
         }
     }
 
@@ -206,24 +244,15 @@ public final class GPSFake: Sendable {
     }
 
     /// Whether gpsfake is still running (a `once` log ends it `lingerAfterEnd` seconds after its last sentence).
-    public var isRunning: Bool {
-        state.withLock { !$0.stopped } && ProcessGroup.exitStatus(ofUnreaped: processID) == nil
-    }
+    public var isRunning: Bool { !ProcFS.hasEnded(processID) }
 
-    /// Kills the whole process group with SIGKILL, reaps it, removes the private `TMPDIR`. Idempotent; also done
-    /// in `deinit`.
-    ///
-    /// gpsfake first gets a SIGTERM (at most 0.5 s) so that it reaps its gpsd itself; otherwise the killed gpsd
-    /// would linger as init's zombie (1–2 s in some containers) and show up in `pgrep gpsd`. Takes about 30 ms.
-    public func stop() {
-        let first = state.withLock { state in
-            defer { state.stopped = true }
-            return !state.stopped
-        }
-        guard first else { return }
-        ProcessGroup.killAndReap(processID)
-        _ = gateFinished?.wait(timeout: .now() + 2)
-        ProcessGroup.waitUntilEmpty(processID, timeout: .seconds(2))
+    /// Ends gpsfake and its gpsd (see *Ending it*), waits until the group is gone, and removes the private
+    /// `TMPDIR`. Idempotent; ``run(logs:cycle:once:lingerAfterEnd:waitForClient:port:_:)`` calls it.
+    public func stop() async {
+        stopRequest.finish()
+        await ended.value
+        // gpsd is gpsfake's child: if gpsfake could not reap it, init does; wait (bounded) for that too.
+        await Self.waitUntil(timeout: .seconds(2)) { ProcFS.members(of: processID)?.isEmpty ?? true }
         try? FileManager.default.removeItem(at: directory)
     }
 }

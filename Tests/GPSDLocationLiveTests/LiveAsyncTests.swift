@@ -9,55 +9,55 @@ struct LiveAsyncTests {
     @Test("requestLocation(maximumAge:) takes the fix gpsd holds instead of waiting for the next epoch")
     func maximumAgeUsesPoll() async throws {
         // One epoch every 1.5 s (three sentences, 0.5 s apart): waiting for the next would take up to 1.5 s.
-        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 0.5, once: false, waitForClient: true)
-        defer { fake.stop() }
-        let server = try GPSDServer(parsing: fake.server)
+        try await GPSFake.run(logs: [Fixtures.url("moving.nmea")], cycle: 0.5, once: false, waitForClient: true) { fake in
+            let server = try GPSDServer(parsing: fake.server)
 
-        // Another client sees a fix, so gpsd holds one.
-        let primer = AsyncLocationManager(server: server)
-        let held = try await primer.requestLocation(timeout: .seconds(30))
+            // Another client sees a fix, so gpsd holds one.
+            let primer = AsyncLocationManager(server: server)
+            let held = try await primer.requestLocation(timeout: .seconds(30))
 
-        // A fresh manager, with nothing cached, asks gpsd.
-        let fresh = AsyncLocationManager(server: server)
-        #expect(fresh.manager.location == nil)
-        let fix = try await fresh.requestLocation(timeout: .seconds(10), maximumAge: .seconds(60))
-        #expect(fix.timestamp == held.timestamp, "the epoch gpsd held, not the next one")
-        #expect(fix.coordinate == held.coordinate)
-        // gpsd (run with -D 2 while gpsfake waits for a client) logs what clients send: the fresh one polled.
-        #expect(fake.standardError.contains("?POLL;"), "the request asked gpsd for its fix")
+            // A fresh manager, with nothing cached, asks gpsd.
+            let fresh = AsyncLocationManager(server: server)
+            #expect(fresh.manager.location == nil)
+            let fix = try await fresh.requestLocation(timeout: .seconds(10), maximumAge: .seconds(60))
+            #expect(fix.timestamp == held.timestamp, "the epoch gpsd held, not the next one")
+            #expect(fix.coordinate == held.coordinate)
+            // gpsd (run with -D 2 while gpsfake waits for a client) logs what clients send: the fresh one polled.
+            #expect(fake.standardError.contains("?POLL;"), "the request asked gpsd for its fix")
+        }
     }
 
     @Test("requestLocation(timeout:) without a fix throws timed out, not before its timeout")
     func timeoutWithoutFix() async throws {
-        let fake = try GPSFake.start(logs: [Fixtures.url("nofix.nmea")], cycle: 0.05, once: false, waitForClient: true)
-        defer { fake.stop() }
-        let gps = AsyncLocationManager(server: try GPSDServer(parsing: fake.server))
-        let clock = ContinuousClock()
-        let start = clock.now
-        let error = await #expect(throws: LocationError.self) {
-            try await gps.requestLocation(timeout: .seconds(1))
+        try await GPSFake.run(logs: [Fixtures.url("nofix.nmea")], cycle: 0.05, once: false, waitForClient: true) { fake in
+            let gps = AsyncLocationManager(server: try GPSDServer(parsing: fake.server))
+            let clock = ContinuousClock()
+            let start = clock.now
+            let error = await #expect(throws: LocationError.self) {
+                try await gps.requestLocation(timeout: .seconds(1))
+            }
+            let elapsed = start.duration(to: clock.now)
+            #expect(error?.code == .timedOut)
+            #expect(error?.bestLocation == nil)
+            // Not before the timeout; the upper bound is only there to catch a hang, not to time the run.
+            #expect(elapsed >= .seconds(1) && elapsed < .seconds(30), "took \(elapsed)")
         }
-        let elapsed = start.duration(to: clock.now)
-        #expect(error?.code == .timedOut)
-        #expect(error?.bestLocation == nil)
-        // Not before the timeout; the upper bound is only there to catch a hang, not to time the run.
-        #expect(elapsed >= .seconds(1) && elapsed < .seconds(30), "took \(elapsed)")
     }
 
     @Test("updates() delivers the moving track in order, then stops the watch when the consumer leaves")
     func updatesDeliverTrack() async throws {
         let expected = try ExpectedFix.load("moving.expected.json")
-        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 0.01, once: true,
-                                     lingerAfterEnd: 1, waitForClient: true)
-        defer { fake.stop() }
-        let gps = AsyncLocationManager(server: try GPSDServer(parsing: fake.server))
-        var received: [Location] = []
-        // Unbounded: the test wants every fix even if it falls behind (the default keeps the newest 16).
-        for try await fix in gps.updates(bufferingPolicy: .unbounded) {
-            received.append(fix)
-            if let time = fix.timestamp, abs(time.timeIntervalSince(expected.last!.date)) < 0.0005 { break }
+        try await GPSFake.run(logs: [Fixtures.url("moving.nmea")], cycle: 0.01, once: true,
+                                     lingerAfterEnd: 1, waitForClient: true) { fake in
+            let gps = AsyncLocationManager(server: try GPSDServer(parsing: fake.server))
+            var received: [Location] = []
+            // Unbounded: the test wants every fix even if it falls behind (the default keeps the newest 16).
+            for try await fix in gps.updates(bufferingPolicy: .unbounded) {
+                received.append(fix)
+                if let time = fix.timestamp, abs(time.timeIntervalSince(expected.last!.date)) < 0.0005 { break }
+            }
+            expectTrack(received, equals: expected)
         }
-        expectTrack(received, equals: expected)
     }
 
     @Test("gpsd absent: requestLocation throws gpsd unavailable at once")

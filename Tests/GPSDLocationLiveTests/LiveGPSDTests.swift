@@ -11,17 +11,17 @@ struct LiveGPSDTests {
     private func run(
         _ log: String, until lastTime: Date?, cycle: Double = 0.01, configure: (LocationManager) -> Void = { _ in }
     ) async throws -> (locations: [Location], error: LocationError?, manager: LocationManager) {
-        let fake = try GPSFake.start(logs: [Fixtures.url(log)], cycle: cycle, once: true, lingerAfterEnd: 1,
-                                     waitForClient: true)
-        defer { fake.stop() }
-        let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
-        let delegate = StreamingDelegate()
-        manager.delegate = delegate
-        configure(manager)
-        manager.startUpdatingLocation()
-        let (locations, error) = await delegate.collect(until: lastTime)
-        manager.stopUpdatingLocation()
-        return (locations, error, manager)
+        return try await GPSFake.run(logs: [Fixtures.url(log)], cycle: cycle, once: true, lingerAfterEnd: 1,
+                                     waitForClient: true) { fake in
+            let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
+            let delegate = StreamingDelegate()
+            manager.delegate = delegate
+            configure(manager)
+            manager.startUpdatingLocation()
+            let (locations, error) = await delegate.collect(until: lastTime)
+            manager.stopUpdatingLocation()
+            return (locations, error, manager)
+        }
     }
 
     @Test("every epoch of the moving track reaches the delegate once, in order, with its values")
@@ -69,39 +69,39 @@ struct LiveGPSDTests {
 
     @Test("requestLocation() delivers exactly one fix, then disconnects")
     func requestLocation() async throws {
-        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 0.01, once: false, waitForClient: true)
-        defer { fake.stop() }
-        let server = try GPSDServer(parsing: fake.server)
-        let oneShot = LocationManager(server: server)
-        let oneShotDelegate = StreamingDelegate()
-        oneShot.delegate = oneShotDelegate
-        oneShot.requestLocation()
-        var first: StreamingDelegate.Event?
-        for await event in oneShotDelegate.events {
-            first = event
-            break
-        }
-        guard case .location(let fix) = try #require(first) else {
-            Issue.record("expected a fix, got \(String(describing: first))")
-            return
-        }
-        #expect(oneShot.location == fix)
+        try await GPSFake.run(logs: [Fixtures.url("moving.nmea")], cycle: 0.01, once: false, waitForClient: true) { fake in
+            let server = try GPSDServer(parsing: fake.server)
+            let oneShot = LocationManager(server: server)
+            let oneShotDelegate = StreamingDelegate()
+            oneShot.delegate = oneShotDelegate
+            oneShot.requestLocation()
+            var first: StreamingDelegate.Event?
+            for await event in oneShotDelegate.events {
+                first = event
+                break
+            }
+            guard case .location(let fix) = try #require(first) else {
+                Issue.record("expected a fix, got \(String(describing: first))")
+                return
+            }
+            #expect(oneShot.location == fix)
 
-        // Let gpsd deliver several more epochs to another client; the one-shot delegate hears nothing more.
-        let watcher = LocationManager(server: server)
-        let watcherDelegate = StreamingDelegate()
-        watcher.delegate = watcherDelegate
-        watcher.startUpdatingLocation()
-        var more = 0
-        for await event in watcherDelegate.events {
-            guard case .location = event else { break }
-            more += 1
-            if more == 5 { break }
+            // Let gpsd deliver several more epochs to another client; the one-shot delegate hears nothing more.
+            let watcher = LocationManager(server: server)
+            let watcherDelegate = StreamingDelegate()
+            watcher.delegate = watcherDelegate
+            watcher.startUpdatingLocation()
+            var more = 0
+            for await event in watcherDelegate.events {
+                guard case .location = event else { break }
+                more += 1
+                if more == 5 { break }
+            }
+            watcher.stopUpdatingLocation()
+            #expect(more == 5)
+            oneShot.delegateQueue.sync {}
+            #expect(oneShot.location == fix, "the one-shot manager received nothing after its fix")
         }
-        watcher.stopUpdatingLocation()
-        #expect(more == 5)
-        oneShot.delegateQueue.sync {}
-        #expect(oneShot.location == fix, "the one-shot manager received nothing after its fix")
     }
 
     @Test("gpsd absent: didFailWithError(.gpsdUnavailable), connection refused")
@@ -120,18 +120,18 @@ struct LiveGPSDTests {
 
     @Test("watching a device gpsd does not have fails with gpsd's ERROR as a protocol error")
     func unknownDevice() async throws {
-        let fake = try GPSFake.start(logs: [Fixtures.url("moving.nmea")], cycle: 0.05, once: false)
-        defer { fake.stop() }
-        var server = try GPSDServer(parsing: fake.server)
-        server.device = "/dev/nonexistent"
-        let manager = LocationManager(server: server)
-        let delegate = StreamingDelegate()
-        manager.delegate = delegate
-        manager.startUpdatingLocation()
-        let (locations, error) = await delegate.collect(until: nil)
-        #expect(locations.isEmpty)
-        #expect(error?.code == .protocolError)
-        #expect(error?.message.contains("/dev/nonexistent") == true)
+        try await GPSFake.run(logs: [Fixtures.url("moving.nmea")], cycle: 0.05, once: false) { fake in
+            var server = try GPSDServer(parsing: fake.server)
+            server.device = "/dev/nonexistent"
+            let manager = LocationManager(server: server)
+            let delegate = StreamingDelegate()
+            manager.delegate = delegate
+            manager.startUpdatingLocation()
+            let (locations, error) = await delegate.collect(until: nil)
+            #expect(locations.isEmpty)
+            #expect(error?.code == .protocolError)
+            #expect(error?.message.contains("/dev/nonexistent") == true)
+        }
     }
 
     @Test("a recording replays to the same fixes as the live run")

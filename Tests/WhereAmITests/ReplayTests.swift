@@ -63,10 +63,7 @@ extension WhereAmIProcessTests {
             let track = try ExpectedTrack("drive")
             // The reader takes nothing for a second, with a pipe of one page: whereami's writes block after some
             // 13 lines while the replay, as fast as possible, reads the whole recording.
-            let result = try await offPool {
-                try CLIProcess(["--demo", "--follow", "--speed", "0", "--format", "json", "-q"], slowReader: .seconds(1))
-                    .finish(deadline: .seconds(30))
-            }
+            let result = try await CLIProcess.start(["--demo", "--follow", "--speed", "0", "--format", "json", "-q"], slowReader: .seconds(1)).finish(deadline: .seconds(30))
             #expect(result.status == 0 && !result.endedBySignal, "\(result)")
             let records = try result.stdoutLines.map { try Formats.jsonRecord($0) }
             expectWholeTrack(records, equals: track)
@@ -128,10 +125,7 @@ extension WhereAmIProcessTests {
             // CLIProcess starts bash with SIGPIPE at its default, as in a user's shell (this test process may
             // ignore it, and ignored signals are inherited).
             let script = #"set -o pipefail; "$0" --demo --follow --speed 50 --format json -q | head -n 1"#
-            let result = try await offPool {
-                try CLIProcess(["-c", script, WhereAmIBinary.url.path], executable: URL(fileURLWithPath: "/bin/bash"))
-                    .finish(deadline: .seconds(20))
-            }
+            let result = try await CLIProcess.start(["-c", script, WhereAmIBinary.url.path], executable: URL(fileURLWithPath: "/bin/bash")).finish(deadline: .seconds(20))
             #expect(result.status == 0 && !result.endedBySignal,
                     "whereami's status (141 = killed by SIGPIPE): \(result)")
             #expect(result.stdoutLines.count == 1)

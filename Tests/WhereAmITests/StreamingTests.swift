@@ -19,15 +19,13 @@ extension WhereAmIProcessTests {
             try await withGPSFake("moving.nmea", cycle: 0.1, once: false) { fake in
                 let process = try await startWhereAmI(["--follow", "--format", "json", "-q", fake.server])
 
-                let first = try await offPool { process.waitForOutput(timeout: .seconds(20)) { $0.contains("\n") } }
+                let first = await process.waitForOutput(timeout: .seconds(20)) { $0.contains("\n") }
                 #expect(process.isRunning, "the first line was written through at once, not buffered until exit")
                 guard await requireLive(first, "a first line within 20 s", fake: fake, process: process) else { return }
                 let line = try #require(process.stdoutSoFar.split(separator: "\n").first.map(String.init))
                 expectRecord(try Formats.jsonRecord(line), isAnEpochOf: track)
 
-                let second = try await offPool {
-                    process.waitForOutput(timeout: .seconds(10)) { Self.count("\n", in: $0) >= 2 }
-                }
+                let second = await process.waitForOutput(timeout: .seconds(10)) { Self.count("\n", in: $0) >= 2 }
                 #expect(process.isRunning)
                 guard await requireLive(second, "a second line", fake: fake, process: process) else { return }
                 let arrivals = process.lineArrivals
@@ -37,7 +35,7 @@ extension WhereAmIProcessTests {
 
                 let interrupted = ContinuousClock.now
                 process.interrupt()
-                let result = try await offPool { process.finish(deadline: .seconds(10)) }
+                let result = await process.finish(deadline: .seconds(10))
                 #expect(result.status == 0 && !result.endedBySignal, "SIGINT ends a stream with status 0: \(result)")
                 #expect(interrupted.duration(to: result.ended) < .seconds(20), "ends (a bound only a hang breaks)")
                 let lines = result.stdoutLines
@@ -55,16 +53,14 @@ extension WhereAmIProcessTests {
             try await withGPSFake("moving.nmea", cycle: 0.1, once: false) { fake in
                 let process = try await startWhereAmI(["--follow", "--format", "gpx", fake.server])
 
-                let two = try await offPool {
-                    process.waitForOutput(timeout: .seconds(20)) { Self.count("</trkpt>", in: $0) >= 2 }
-                }
+                let two = await process.waitForOutput(timeout: .seconds(20)) { Self.count("</trkpt>", in: $0) >= 2 }
                 #expect(process.isRunning)
                 guard await requireLive(two, "two trkpts", fake: fake, process: process) else { return }
                 #expect(!process.stdoutSoFar.contains("</gpx>"), "the document is still open while streaming")
 
                 let terminated = ContinuousClock.now
                 process.terminate()
-                let result = try await offPool { process.finish(deadline: .seconds(10)) }
+                let result = await process.finish(deadline: .seconds(10))
                 #expect(result.status == 0 && !result.endedBySignal, "SIGTERM ends a stream with status 0: \(result)")
                 #expect(terminated.duration(to: result.ended) < .seconds(20), "ends (a bound only a hang breaks)")
                 #expect(result.stdout.hasSuffix("</gpx>\n"), "closed: \(result.stdout.suffix(100))")
@@ -82,14 +78,12 @@ extension WhereAmIProcessTests {
             try await withGPSFake("moving.nmea", cycle: 0.1, once: false) { fake in
                 let process = try await startWhereAmI(["--follow", "--format", "geojson", "-q", fake.server])
 
-                let two = try await offPool {
-                    process.waitForOutput(timeout: .seconds(20)) { Self.count(#""type":"Feature""#, in: $0) >= 2 }
-                }
+                let two = await process.waitForOutput(timeout: .seconds(20)) { Self.count(#""type":"Feature""#, in: $0) >= 2 }
                 #expect(process.isRunning)
                 guard await requireLive(two, "two features", fake: fake, process: process) else { return }
 
                 process.interrupt()
-                let result = try await offPool { process.finish(deadline: .seconds(10)) }
+                let result = await process.finish(deadline: .seconds(10))
                 #expect(result.status == 0 && !result.endedBySignal, "SIGINT ends a stream with status 0: \(result)")
                 let records = try Formats.geoJSONRecords(result.stdout)
                 #expect(records.count >= 2)
@@ -104,10 +98,10 @@ extension WhereAmIProcessTests {
             try await withGPSFake("nofix.nmea", once: false) { fake in
                 let process = try await startWhereAmI(["--follow", "--format", "gpx", fake.server])
                 // The header is written once the stream (and its signal handling) is set up.
-                let header = try await offPool { process.waitForOutput(timeout: .seconds(10)) { $0.contains("<trkseg>") } }
+                let header = await process.waitForOutput(timeout: .seconds(10)) { $0.contains("<trkseg>") }
                 guard await requireLive(header, "the GPX header", fake: fake, process: process) else { return }
                 process.terminate()
-                let result = try await offPool { process.finish(deadline: .seconds(10)) }
+                let result = await process.finish(deadline: .seconds(10))
                 #expect(result.status == 0 && !result.endedBySignal, "\(result)")
                 #expect(try Formats.gpxRecords(result.stdout).isEmpty)
             }
@@ -117,10 +111,8 @@ extension WhereAmIProcessTests {
         func readerGoesAway() async throws {
             try await withGPSFake("moving.nmea", cycle: 0.02, once: false) { fake in
                 let script = #"set -o pipefail; "$0" --follow --format json -q "$1" | head -n 1"#
-                let result = try await offPool {
-                    try CLIProcess(["-c", script, WhereAmIBinary.url.path, fake.server],
+                let result = try await CLIProcess.start(["-c", script, WhereAmIBinary.url.path, fake.server],
                                    executable: URL(fileURLWithPath: "/bin/bash")).finish(deadline: .seconds(20))
-                }
                 #expect(result.status == 0 && !result.endedBySignal, "whereami's status (141 = killed by SIGPIPE): \(result)")
                 #expect(result.stdoutLines.count == 1)
             }

@@ -1,4 +1,4 @@
-import CSystem
+import CLinux
 import Glibc
 
 /// Every system call GPSDLocation makes, as small wrappers that turn `-1` and `errno` into a thrown
@@ -29,7 +29,7 @@ enum Syscall {
     /// A pipe whose two ends are non-blocking and close-on-exec.
     static func pipe() throws(SystemError) -> (readEnd: Int32, writeEnd: Int32) {
         var ends: [Int32] = [-1, -1]
-        _ = try retrying("pipe2") { csystem_pipe2(&ends, O_NONBLOCK | O_CLOEXEC) }
+        _ = try retrying("pipe2") { clinux_pipe2(&ends, O_NONBLOCK | O_CLOEXEC) }
         return (ends[0], ends[1])
     }
 

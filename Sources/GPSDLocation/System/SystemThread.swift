@@ -1,4 +1,4 @@
-import CSystem
+import CLinux
 import Glibc
 
 /// A POSIX thread that can be joined: the readers of gpsd sessions and replays run on these, off Swift's
@@ -19,7 +19,7 @@ final class SystemThread: Sendable {
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
             let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-            _ = csystem_name_this_thread(box.name)
+            _ = clinux_name_this_thread(box.name)
             box.body()
             return nil
         }, box.toOpaque())
@@ -65,7 +65,7 @@ final class SystemThread: Sendable {
 }
 
 /// The kernel's id of the calling thread, as `/proc/self/task/<id>` names it.
-func currentKernelThreadID() -> Int32 { csystem_gettid() }
+func currentKernelThreadID() -> Int32 { clinux_gettid() }
 
 extension SystemThread {
     /// The calling thread's POSIX id, to recognise it later (a delegate callback running on it, say).

@@ -1,12 +1,11 @@
 import Foundation
+import GPSDLocation
 import GPSDTestSupport
+import Subprocess
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// The `whereami` binary that `swift build --build-tests` put next to this test bundle.
@@ -14,14 +13,8 @@ import Darwin
 /// Found from the test process's own executable (`/proc/self/exe`), so any `--scratch-path` works.
 enum WhereAmIBinary {
     static let url: URL = {
-        let executable: URL
-        if let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            executable = URL(fileURLWithPath: resolved)
-        } else {
-            executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        }
-        // On Linux the test bundle is a plain executable (`….xctest`) in the build directory; on macOS the
-        // executable is inside `….xctest/Contents/MacOS`, and the tool sits next to the bundle.
+        let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = executable.deletingLastPathComponent()
         while directory.path != "/" {
             let candidate = directory.appendingPathComponent("whereami")
@@ -41,9 +34,9 @@ struct CLIResult: Sendable, CustomStringConvertible {
     var killedAfterDeadline: Bool
     var stdout: String
     var stderr: String
-    /// From just before launch to the moment it exited.
+    /// From just before launch to the moment it had ended.
     var elapsed: Duration
-    /// When it exited (or the test gave up on it).
+    /// When it had ended (its output closed and it was reaped).
     var ended: ContinuousClock.Instant
 
     var stdoutLines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
@@ -54,198 +47,241 @@ struct CLIResult: Sendable, CustomStringConvertible {
     }
 }
 
-/// A child process with both output pipes read continuously on threads of their own (so a full pipe never
-/// blocks it), whose standard output can be watched while it runs.
-///
-/// Spawned with `posix_spawn` rather than Foundation's `Process`, to control what the child inherits:
-/// - signal dispositions: `Process` passes on what this test process ignores, and the library's tests, which run
-///   in the same process, ignore SIGPIPE process-wide (libgps does). A whereami started from here would then
-///   never see SIGPIPE, unlike one started from a shell. Here the child gets SIGPIPE, SIGINT, SIGTERM, … at
-///   their defaults and an empty signal mask, as a shell gives them;
-/// - descriptors: `Process` makes its pipes without close-on-exec and closes the rest in the child by a scan
-///   that races with descriptors other threads open meanwhile. Here every descriptor is close-on-exec from the
-///   start and the child gets only 0, 1 and 2.
-///
-/// The child leads a process group of its own; its exit is taken by `waitpid` on a thread of its own, and timed
-/// there.
-final class CLIProcess: @unchecked Sendable {
-    private let condition = NSCondition()
-    // Guarded by `condition`:
-    private var stdoutData = Data()
-    private var newlineTimes: [ContinuousClock.Instant] = []
-    private var stderrData = Data()
-    private var openStreams = 2
-    private var exited: (status: Int32, bySignal: Bool, at: ContinuousClock.Instant)?
-    private var killedAfterDeadline = false
+/// A child process (whereami, gpspipe, python, bash) run through swift-subprocess: in a process group of its
+/// own, with SIGPIPE and the other signals at their defaults and no descriptors but 0, 1 and 2 (as a shell
+/// starts it), its output collected as it comes and watchable while it runs, signalled and finished by the
+/// test.
+final class CLIProcess: Sendable {
+    private enum Command: Sendable { case signal(Subprocess.Signal), finish(deadline: Duration) }
+
+    private struct State {
+        var stdout: [UInt8] = []
+        var newlineTimes: [ContinuousClock.Instant] = []
+        var stderr: [UInt8] = []
+        var killedAfterDeadline = false
+        var waiters: [Int: (predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var nextWaiter = 0
+        var outputClosed = false
+    }
 
     let processIdentifier: pid_t
     let started: ContinuousClock.Instant
+    private let state: Locked<State>
+    private let commands: AsyncStream<Command>.Continuation
+    private let run: Task<CLIResult, Never>
 
-    struct SpawnError: Error, CustomStringConvertible {
-        var function: String
-        var code: Int32
-        var description: String { "\(function): \(String(cString: strerror(code)))" }
+    private init(processIdentifier: pid_t, started: ContinuousClock.Instant, state: Locked<State>,
+                 commands: AsyncStream<Command>.Continuation, run: Task<CLIResult, Never>) {
+        self.processIdentifier = processIdentifier
+        self.started = started
+        self.state = state
+        self.commands = commands
+        self.run = run
     }
 
     /// Launches `executable` (by default `whereami`) with `arguments`, standard input from `/dev/null`.
     ///
     /// With `slowReader`, its standard output is a pipe of one page (4 KiB, not 64) that is not read for that
-    /// long: a reader downstream that is busy, so the program's writes block once the page is full.
-    init(_ arguments: [String], executable: URL = WhereAmIBinary.url, slowReader: Duration? = nil) throws {
-        func makePipe() throws -> (read: Int32, write: Int32) {
-            var fds: [Int32] = [-1, -1]
-            guard Self.pipe2(&fds, O_CLOEXEC) == 0 else { throw SpawnError(function: "pipe2", code: errno) }
-            return (fds[0], fds[1])
-        }
-        let output = try makePipe()
-        let errors = try makePipe()
-        if slowReader != nil {
-            _ = fcntl(output.write, 1031 /* F_SETPIPE_SZ */, 4096)
-        }
-        let childEnds = [output.write, errors.write]
-        defer { childEnds.forEach { close($0) } }   // this process must not keep them open, or no end-of-file
-        var readEnds = [output.read, errors.read]
-        defer { readEnds.forEach { close($0) } }    // emptied once the reading threads own them
-
-        let pid: pid_t
-        started = ContinuousClock.now
-        do {
-            pid = try ProcessGroup.spawn(
-                path: executable.path, arguments: arguments, environment: ProcessInfo.processInfo.environment,
-                standardOutput: .descriptor(output.write), standardError: .descriptor(errors.write))
-        } catch {
-            throw SpawnError(function: "\(error.function) \(executable.path)", code: error.errno)
-        }
-        processIdentifier = pid
-        let child = pid
-
-        startReading(output.read, isStandardOutput: true, after: slowReader)
-        startReading(errors.read, isStandardOutput: false)
-        readEnds = []
-        Thread.detachNewThread { [self] in
-            var status: Int32 = 0
-            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-            let now = ContinuousClock.now
-            let bySignal = status & 0x7f != 0
-            condition.lock()
-            exited = (bySignal ? status & 0x7f : (status >> 8) & 0xff, bySignal, now)
-            condition.broadcast()
-            condition.unlock()
-        }
-    }
-
-    /// glibc's `pipe2` (Swift's Glibc leaves it out): the pipe is close-on-exec from the start, with no moment in
-    /// which a process spawned by another thread could inherit it.
-    private static let pipe2: @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32 = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pipe2") else {
-            return { fds, flags in
-                guard pipe(fds) == 0 else { return -1 }
-                for fd in [fds[0], fds[1]] { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-                return 0
-            }
-        }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32).self)
-    }()
-
-    private func startReading(_ fd: Int32, isStandardOutput: Bool, after pause: Duration? = nil) {
-        Thread.detachNewThread { [self] in
-            if let pause { Thread.sleep(forTimeInterval: pause.seconds) }
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                condition.lock()
-                if count > 0 {
-                    if isStandardOutput {
-                        let now = ContinuousClock.now
-                        newlineTimes += chunk[..<count].lazy.filter { $0 == UInt8(ascii: "\n") }.map { _ in now }
-                        stdoutData.append(contentsOf: chunk[..<count])
-                    } else {
-                        stderrData.append(contentsOf: chunk[..<count])
-                    }
+    /// long: a reader downstream that is busy, so the program's writes block once the page is full. That pipe
+    /// is made here: swift-subprocess makes its own pipes, of the system's size.
+    static func start(_ arguments: [String], executable: URL = WhereAmIBinary.url, slowReader: Duration? = nil)
+        async throws -> CLIProcess
+    {
+        let state = Locked(State())
+        let (commands, commandSink) = AsyncStream.makeStream(of: Command.self)
+        let (launched, launchedSink) = AsyncStream.makeStream(of: Result<pid_t, any Error>.self)
+        let started = ContinuousClock.now
+        var options = PlatformOptions()
+        options.processGroupID = 0
+        let executablePath = FilePath(executable.path)
+        let run = Task { () -> CLIResult in
+            var status = TerminationStatus.exited(-1)
+            do {
+                if let slowReader {
+                    let pipe = try FileDescriptor.pipe()
+                    _ = fcntl(pipe.writeEnd.rawValue, 1031 /* F_SETPIPE_SZ */, 4096)
+                    status = try await Subprocess.run(
+                        .path(executablePath), arguments: Arguments(arguments), platformOptions: options, input: .none,
+                        output: .fileDescriptor(pipe.writeEnd, closeAfterSpawningProcess: true), error: .sequence
+                    ) { execution in
+                        launchedSink.yield(.success(execution.processIdentifier.value))
+                        await supervise(
+                            readers: [
+                                { await readOnThread(pipe.readEnd, after: slowReader, into: state) },
+                                { await collect(execution.standardError, into: state, isStandardOutput: false) },
+                            ],
+                            commands: commands, state: state, send: { try? execution.send(signal: $0, toProcessGroup: $1) })
+                    }.terminationStatus
                 } else {
-                    openStreams -= 1
+                    status = try await Subprocess.run(
+                        .path(executablePath), arguments: Arguments(arguments), platformOptions: options, input: .none,
+                        output: .sequence, error: .sequence
+                    ) { execution in
+                        launchedSink.yield(.success(execution.processIdentifier.value))
+                        await supervise(
+                            readers: [
+                                { await collect(execution.standardOutput, into: state, isStandardOutput: true) },
+                                { await collect(execution.standardError, into: state, isStandardOutput: false) },
+                            ],
+                            commands: commands, state: state, send: { try? execution.send(signal: $0, toProcessGroup: $1) })
+                    }.terminationStatus
                 }
-                condition.broadcast()
-                condition.unlock()
-                if count <= 0 { break }
+            } catch {
+                launchedSink.yield(.failure(error))
             }
-            close(fd)
+            let ended = ContinuousClock.now
+            return state.withLock { state in
+                let (code, bySignal): (Int32, Bool) = switch status {
+                case .exited(let code): (code, false)
+                case .signaled(let signal): (signal, true)
+                }
+                return CLIResult(
+                    status: code, endedBySignal: bySignal, killedAfterDeadline: state.killedAfterDeadline,
+                    stdout: String(decoding: state.stdout, as: UTF8.self), stderr: String(decoding: state.stderr, as: UTF8.self),
+                    elapsed: started.duration(to: ended), ended: ended)
+            }
+        }
+        var iterator = launched.makeAsyncIterator()
+        guard case .success(let pid)? = await iterator.next() else {
+            commandSink.finish()
+            let result = await run.value
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "cannot run \(executable.path): \(result)"])
+        }
+        return CLIProcess(processIdentifier: pid, started: started, state: state, commands: commandSink, run: run)
+    }
+
+    /// Reads the output until it closes, obeys signal commands meanwhile, and on `finish` waits for the end or
+    /// kills the group at the deadline.
+    private static func supervise(
+        readers: [@Sendable () async -> Void], commands: AsyncStream<Command>, state: Locked<State>,
+        send: @escaping @Sendable (Subprocess.Signal, Bool) -> Void
+    ) async {
+        await withTaskGroup(of: Bool.self) { group in
+            for reader in readers {
+                group.addTask {
+                    await reader()
+                    return true
+                }
+            }
+            group.addTask {
+                for await command in commands {
+                    switch command {
+                    case .signal(let signal): send(signal, false)
+                    case .finish(let deadline):
+                        guard (try? await Task.sleep(for: deadline)) != nil else { return false }
+                        state.withLock { $0.killedAfterDeadline = true }
+                        send(.kill, true)   // its whole group (a pipeline's too)
+                        return false
+                    }
+                }
+                return false
+            }
+            // Once both outputs have closed, stop waiting for commands (and for a deadline).
+            var open = readers.count
+            while open > 0, let reader = await group.next() {
+                if reader { open -= 1 }
+            }
+            state.withLock { state in
+                state.outputClosed = true
+                defer { state.waiters.removeAll() }
+                return state.waiters.values.map(\.continuation)
+            }.forEach { $0.resume(returning: false) }
+            group.cancelAll()
         }
     }
 
-    /// When each line of standard output so far was read from the pipe (by the reading thread, as it came).
-    var lineArrivals: [ContinuousClock.Instant] {
-        condition.lock()
-        defer { condition.unlock() }
-        return newlineTimes
+    private static func collect(_ sequence: SubprocessOutputSequence, into state: Locked<State>, isStandardOutput: Bool) async {
+        do {
+            for try await buffer in sequence {
+                let bytes = buffer.withUnsafeBytes { Array($0) }
+                append(bytes, into: state, isStandardOutput: isStandardOutput)
+            }
+        } catch {}
     }
 
-    /// Whether it has not exited yet.
+    /// The slow reader: after `pause`, reads the pipe on a thread of its own until end of file.
+    private static func readOnThread(_ fd: FileDescriptor, after pause: Duration, into state: Locked<State>) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: pause.seconds)
+                var chunk = [UInt8](repeating: 0, count: 65_536)
+                while let count = try? chunk.withUnsafeMutableBytes({ try fd.read(into: $0) }), count > 0 {
+                    append(Array(chunk[..<count]), into: state, isStandardOutput: true)
+                }
+                try? fd.close()
+                done.resume()
+            }
+        }
+    }
+
+    private static func append(_ bytes: [UInt8], into state: Locked<State>, isStandardOutput: Bool) {
+        state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            guard isStandardOutput else {
+                state.stderr += bytes
+                return []
+            }
+            let now = ContinuousClock.now
+            state.newlineTimes += bytes.lazy.filter { $0 == UInt8(ascii: "\n") }.map { _ in now }
+            state.stdout += bytes
+            let text = String(decoding: state.stdout, as: UTF8.self)
+            let ready = state.waiters.filter { $0.value.predicate(text) }
+            for id in ready.keys { state.waiters.removeValue(forKey: id) }
+            return ready.values.map(\.continuation)
+        }.forEach { $0.resume(returning: true) }
+    }
+
+    /// When each line of standard output so far was read from the pipe (as it came).
+    var lineArrivals: [ContinuousClock.Instant] { state.withLock { $0.newlineTimes } }
+
+    /// Whether it has not ended yet (it is neither gone nor a zombie).
     var isRunning: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return exited == nil
+        guard let stat = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return !["Z", "X"].contains(stat[stat.index(after: close)...].split(separator: " ").first)
     }
 
     /// What it wrote to standard output so far.
-    var stdoutSoFar: String {
-        condition.lock()
-        defer { condition.unlock() }
-        return String(decoding: stdoutData, as: UTF8.self)
-    }
+    var stdoutSoFar: String { state.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
 
-    /// Blocks until `predicate` holds for the standard output written so far, the process has exited and closed
-    /// its output (then false unless the predicate holds on what it wrote), or `timeout` passes (false).
-    func waitForOutput(timeout: Duration, _ predicate: (String) -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if predicate(String(decoding: stdoutData, as: UTF8.self)) { return true }
-            if exited != nil && openStreams == 0 { return false }
-            if !condition.wait(until: deadline) {
-                return predicate(String(decoding: stdoutData, as: UTF8.self))
+    /// Waits until `predicate` holds for the standard output written so far (true), its output has closed
+    /// without that (false), or `timeout` passes (false).
+    func waitForOutput(timeout: Duration, _ predicate: @escaping @Sendable (String) -> Bool) async -> Bool {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        let wait = Task {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool? in
+                    if predicate(String(decoding: state.stdout, as: UTF8.self)) { return true }
+                    if state.outputClosed { return false }
+                    state.waiters[id] = (predicate, continuation)
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
             }
         }
+        let timer = Task {
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
+        }
+        defer { timer.cancel() }
+        let satisfied = await wait.value
+        return satisfied || predicate(stdoutSoFar)
     }
 
     /// Sends SIGINT.
-    func interrupt() { kill(processIdentifier, SIGINT) }
+    func interrupt() { commands.yield(.signal(.interrupt)) }
 
     /// Sends SIGTERM.
-    func terminate() { kill(processIdentifier, SIGTERM) }
+    func terminate() { commands.yield(.signal(.terminate)) }
 
-    /// Blocks until the process has exited and both pipes are at end-of-file; after `deadline` it is killed
-    /// with SIGKILL (and the result says so).
-    func finish(deadline: Duration = .seconds(30)) -> CLIResult {
-        let limit = Date(timeIntervalSinceNow: deadline.seconds)
-        condition.lock()
-        while exited == nil || openStreams > 0 {
-            if !condition.wait(until: limit) {
-                if exited == nil {
-                    killedAfterDeadline = true
-                    kill(-processIdentifier, SIGKILL)   // its whole group (a pipeline's too)
-                }
-                // Give the kill (and the readers) a moment, then stop waiting for good.
-                let grace = Date(timeIntervalSinceNow: 5)
-                while exited == nil || openStreams > 0 {
-                    if !condition.wait(until: grace) { break }
-                }
-                break
-            }
-        }
-        let end = exited
-        let result = CLIResult(
-            status: end?.status ?? -1, endedBySignal: end?.bySignal ?? false, killedAfterDeadline: killedAfterDeadline,
-            stdout: String(decoding: stdoutData, as: UTF8.self), stderr: String(decoding: stderrData, as: UTF8.self),
-            elapsed: started.duration(to: end?.at ?? .now), ended: end?.at ?? .now)
-        condition.unlock()
-        return result
-    }
-
-    deinit {
-        if isRunning { kill(-processIdentifier, SIGKILL) }
+    /// Waits until the process has ended and its output has closed; after `deadline` its group is killed with
+    /// SIGKILL (and the result says so).
+    func finish(deadline: Duration = .seconds(30)) async -> CLIResult {
+        commands.yield(.finish(deadline: deadline))
+        commands.finish()
+        return await run.value
     }
 }
 
@@ -256,26 +292,16 @@ extension Duration {
     }
 }
 
-/// Runs `body` on a thread of its own and awaits its result, so that blocking work (waiting for a process,
-/// starting gpsfake) never occupies one of the few threads of Swift's cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(with: Result { try body() })
-        }
-    }
-}
-
-/// Runs `whereami` with `arguments` to its end (killing it after `deadline`), off the cooperative pool.
+/// Runs `whereami` with `arguments` to its end (killing it after `deadline`).
 func whereami(_ arguments: String..., deadline: Duration = .seconds(30)) async throws -> CLIResult {
     try await whereami(arguments, deadline: deadline)
 }
 
 func whereami(_ arguments: [String], deadline: Duration = .seconds(30)) async throws -> CLIResult {
-    try await offPool { try CLIProcess(arguments).finish(deadline: deadline) }
+    try await CLIProcess.start(arguments).finish(deadline: deadline)
 }
 
 /// Launches `whereami` with `arguments` and returns it running, for tests that watch or signal it.
 func startWhereAmI(_ arguments: [String]) async throws -> CLIProcess {
-    try await offPool { try CLIProcess(arguments) }
+    try await CLIProcess.start(arguments)
 }

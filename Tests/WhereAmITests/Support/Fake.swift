@@ -4,8 +4,7 @@ import Testing
 
 /// Runs `body` with gpsfake playing the fixture `log` (see
 /// ``GPSFake/start(logs:cycle:once:lingerAfterEnd:waitForClient:)``; a `once` log ends gpsd a second after its last
-/// sentence), and stops gpsfake afterwards, however `body` ends. Starting and stopping block (for hundreds of
-/// milliseconds, seconds on a busy machine), so both happen off Swift's cooperative pool.
+/// sentence), and stops gpsfake afterwards, however `body` ends. 
 ///
 /// The log is held back until the first client watches (`waitForClient`) unless told otherwise: on a busy
 /// machine, gpsfake started without that sometimes never gets its device into gpsd (gpsd answers `?DEVICES`
@@ -15,18 +14,8 @@ func withGPSFake<T>(
     _ log: String, cycle: Double = 0.05, once: Bool = false, waitForClient: Bool = true,
     _ body: (GPSFake) async throws -> T
 ) async throws -> T {
-    let fake = try await offPool {
-        try GPSFake.start(logs: [Fixtures.url(log)], cycle: cycle, once: once, lingerAfterEnd: 1,
-                          waitForClient: waitForClient)
-    }
-    let result: Result<T, any Error>
-    do {
-        result = .success(try await body(fake))
-    } catch {
-        result = .failure(error)
-    }
-    _ = try? await offPool { fake.stop() }
-    return try result.get()
+    try await GPSFake.run(logs: [Fixtures.url(log)], cycle: cycle, once: once, lingerAfterEnd: 1,
+                          waitForClient: waitForClient, body)
 }
 
 extension GPSFake {
@@ -35,10 +24,8 @@ extension GPSFake {
     /// whether gpsd delivered fixes at all.
     func diagnosis() async -> String {
         let server = server
-        let sample = try? await offPool {
-            try CLIProcess(["-w", "-n", "8", server], executable: URL(fileURLWithPath: "/usr/bin/gpspipe"))
-                .finish(deadline: .seconds(3))
-        }
+        let sample = try? await CLIProcess.start(["-w", "-n", "8", server], executable: URL(fileURLWithPath: "/usr/bin/gpspipe"))
+            .finish(deadline: .seconds(3))
         return "--- gpsfake running: \(isRunning); its stderr:\n\(standardError.suffix(1500))\n"
             + "--- gpspipe -w \(server): \(sample.map { "\($0.stdout.prefix(3000))" } ?? "not run")"
     }
@@ -53,8 +40,7 @@ func requireLive(
     guard !condition else { return true }
     var details = comment()
     if let process {
-        let result = try? await offPool { process.finish(deadline: .seconds(1)) }
-        details += "\n" + (result.map { "\($0)" } ?? "")
+        details += "\n\(await process.finish(deadline: .seconds(1)))"
     }
     details += "\n" + (await fake.diagnosis())
     Issue.record("\(details)", sourceLocation: sourceLocation)

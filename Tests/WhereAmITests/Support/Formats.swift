@@ -219,10 +219,7 @@ enum Formats {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("whereami-\(UUID()).csv")
         try Data(text.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try await offPool {
-            try CLIProcess(["-c", script, file.path], executable: URL(fileURLWithPath: "/usr/bin/python3"))
-                .finish(deadline: .seconds(20))
-        }
+        let result = try await CLIProcess.start(["-c", script, file.path], executable: URL(fileURLWithPath: "/usr/bin/python3")).finish(deadline: .seconds(20))
         guard result.status == 0, !result.endedBySignal else {
             throw CSVError(message: "python3's csv module rejected the document: \(result)")
         }
