@@ -28,7 +28,7 @@ package final class ManualClock: Clock, Sendable {
         var sleepers: [Int: Sleeper] = [:]
         var cancelledBeforeSleeping: Set<Int> = []
         var nextID = 0
-        var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var sleeperWaiters = LevelWaiters()
     }
 
     private let state = Locked(State())
@@ -53,10 +53,7 @@ package final class ManualClock: Clock, Sendable {
                     if state.cancelledBeforeSleeping.remove(id) != nil { return .cancel }
                     if deadline <= state.now { return .fire }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    let count = state.sleepers.count
-                    let ready = state.sleeperWaiters.filter { $0.count <= count }.map(\.continuation)
-                    state.sleeperWaiters.removeAll { $0.count <= count }
-                    return .wait(ready)
+                    return .wait(state.sleeperWaiters.reached(state.sleepers.count))
                 }
                 switch outcome {
                 case .cancel: continuation.resume(throwing: CancellationError())
@@ -90,13 +87,6 @@ package final class ManualClock: Clock, Sendable {
 
     /// Returns once at least `count` sleeps are pending.
     package func waitForSleepers(_ count: Int) async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Bool in
-                if state.sleepers.count >= count { return true }
-                state.sleeperWaiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+        await state.wait(until: \.sleepers.count, reaches: count, waiters: \.sleeperWaiters)
     }
 }

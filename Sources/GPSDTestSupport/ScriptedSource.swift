@@ -13,7 +13,7 @@ package final class ScriptedSource: LocationSource {
         var hook: (timing: HookTiming, body: @Sendable () -> Void)?
         var closingHook: (@Sendable () -> Void)?
         var openingFailure: LocationError?
-        var openWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var openWaiters = LevelWaiters()
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
         var isIdle: Bool { sessions.allSatisfy(\.isClosed) }
@@ -55,10 +55,7 @@ package final class ScriptedSource: LocationSource {
         let (session, ready) = state.withLock { state in
             let session = Session(source: self, handler: handler)
             state.sessions.append(session)
-            let opened = state.sessions.count
-            let ready = state.openWaiters.filter { $0.count <= opened }.map(\.continuation)
-            state.openWaiters.removeAll { $0.count <= opened }
-            return (session, ready)
+            return (session, state.openWaiters.reached(state.sessions.count))
         }
         ready.forEach { $0.resume() }
         if let hook, hook.timing == .afterOpening { hook.body() }
@@ -135,14 +132,7 @@ package final class ScriptedSource: LocationSource {
 
     /// Returns once at least `count` sessions have been opened in all.
     package func waitForOpening(count: Int = 1) async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Bool in
-                if state.sessions.count >= count { return true }
-                state.openWaiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+        await state.wait(until: \.sessions.count, reaches: count, waiters: \.openWaiters)
     }
 
     /// Returns once no session is open.

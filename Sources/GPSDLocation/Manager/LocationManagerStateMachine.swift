@@ -44,7 +44,8 @@ struct LocationManagerStateMachine {
 
     private(set) var source = Source.idle
     private var sessionCount = 0
-    private var subscriptions: [SubscriptionID: Subscription] = [:]
+    /// Changed only by this machine's own methods, here and in its extension (+Events).
+    var subscriptions: [SubscriptionID: Subscription] = [:]
     /// Ids handed out and not yet subscribed: given back before subscribing, they never subscribe.
     private var reserved: Set<SubscriptionID> = []
     private var nextID = SubscriptionID.firstReservable
@@ -55,10 +56,10 @@ struct LocationManagerStateMachine {
     /// Bumped by ``stopUpdating()``: deliveries to the delegate decided before it are dropped.
     private(set) var generation = 0
 
-    // What arrived.
-    private var coalescer = EpochCoalescer()
+    // What arrived. Changed only by this machine's own methods, here and in its extension (+Events).
+    var coalescer = EpochCoalescer()
     /// The newest fix and the monotonic time it was current.
-    private(set) var latest: (location: Location, at: Duration)?
+    var latest: (location: Location, at: Duration)?
     private(set) var satellites: SatelliteCount?
     private(set) var skippedLines = 0
 
@@ -147,8 +148,8 @@ struct LocationManagerStateMachine {
 
     // MARK: The session
 
-    /// Opens a session when something wants one, closes it when nothing does.
-    private mutating func reconcile() -> [Action] {
+    /// Opens a session when something wants one, closes it when nothing does: every change of demand ends here.
+    mutating func reconcile() -> [Action] {
         switch source {
         case .idle where isSessionWanted:
             sessionCount += 1
@@ -211,78 +212,6 @@ struct LocationManagerStateMachine {
         }
     }
 
-    // MARK: Deliveries
-
-    /// Every subscription ends, each told once: with `error`, or at the end of a recording (`nil`), when a
-    /// one-shot fails with `locationUnknown` and a continuous subscription ends quietly.
-    mutating func end(with error: LocationError?) -> [Action] {
-        var notifications = Notifications()
-        var delegateFailure: LocationError?
-        for (id, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
-            switch subscription.consumer {
-            case .delegate:
-                if let error {
-                    delegateFailure = error
-                } else if subscription.isOneShot {
-                    delegateFailure = LocationError(
-                        .locationUnknown, "the recording ended before a fix", bestLocation: latest?.location)
-                }
-            case .consumer(let consumer, _):
-                let reason = error ?? (subscription.isOneShot ? LocationError(
-                    .locationUnknown, "the source ended before a fix", bestLocation: subscription.best) : nil)
-                notifications.add(.ended(reason), for: id, to: consumer)
-            }
-        }
-        subscriptions.removeAll()
-        var actions = notifications.actions
-        if let delegateFailure { actions.append(.fail(delegateFailure, generation: generation)) }
-        return actions
-    }
-
-    /// A fix of the current session: `age` is nil for one the receiver just reported, and gpsd's estimate of
-    /// its age for one from a POLL reply (its held fix).
-    mutating func receive(_ location: Location, age: Duration?, now: Duration) -> [Action] {
-        let arrival = now - (age ?? .zero)
-        if let latest, latest.at > arrival { return [] }   // an older held fix than one we have
-        guard coalescer.accept(location) else { return [] }
-        latest = (location, arrival)
-
-        var notifications = Notifications()
-        var toDelegate = false
-        var ended: [SubscriptionID] = []
-        var index = subscriptions.startIndex
-        while index != subscriptions.endIndex {
-            defer { subscriptions.formIndex(after: &index) }
-            let (id, subscription) = subscriptions[index]
-            if let age, !subscription.takesHeldFix(aged: age) { continue }
-            let (accuracy, distance) = filters(of: subscription)
-            guard location.meets(desiredAccuracy: accuracy) else {
-                if subscription.isOneShot, location.isBetter(than: subscription.best) {
-                    subscriptions.values[index].best = location
-                }
-                continue
-            }
-            if subscription.isOneShot {
-                ended.append(id)
-            } else {
-                guard location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { continue }
-                subscriptions.values[index].lastDelivered = location
-            }
-            switch subscription.consumer {
-            case .delegate: toDelegate = true
-            case .consumer(let consumer, _): notifications.add(.location(location), for: id, to: consumer)
-            }
-        }
-        for id in ended { subscriptions[id] = nil }
-        var actions = notifications.actions
-        if toDelegate {
-            // One callback serves the request and the updates alike, and is what the distance filter measures from.
-            subscriptions[.delegateUpdates]?.lastDelivered = location
-            actions.append(.deliver([location], generation: generation))
-        }
-        return ended.isEmpty ? actions : actions + reconcile()
-    }
-
     mutating func receive(_ count: SatelliteCount) -> [Action] {
         satellites = count
         return observe(.satellites(count))
@@ -293,11 +222,4 @@ struct LocationManagerStateMachine {
     }
 
     mutating func skippedLine() { skippedLines += 1 }
-
-    private func filters(of subscription: Subscription) -> (accuracy: Double?, distance: Double?) {
-        switch subscription.consumer {
-        case .delegate: (desiredAccuracy, distanceFilter)
-        case .consumer(_, let request): (request.desiredAccuracy, request.distanceFilter)
-        }
-    }
 }

@@ -70,15 +70,25 @@ struct SessionThreadTests {
         let session = try tracking.openSession { _ in release.wait() }
         await waitForFirstEvent(tracking)
         let thread = try #require(tracking.threadIDs.first)
-        let closer = Task {
+        let outlived = await Self.threadOutlives(thread, tracking: tracking, release: release) { session.close() }
+        #expect(!outlived, "close() returned before its thread ended")
+    }
+
+    /// Runs `stop` on a thread of its own while the session's thread is held in its handler, releases that
+    /// once `stop` has begun closing the session, and tells whether the thread was still there when `stop`
+    /// returned.
+    private static func threadOutlives(
+        _ thread: Int32, tracking: Tracking, release: DispatchSemaphore, _ stop: @escaping @Sendable () -> Void
+    ) async -> Bool {
+        let stopping = Task {
             await onThread {
-                session.close()
-                return Self.threadExists(thread)
+                stop()
+                return threadExists(thread)
             }
         }
-        while !tracking.allClosing { await Task.yield() }   // close() has begun
+        while !tracking.allClosing { await Task.yield() }   // the stop has begun
         release.signal()
-        #expect(await closer.value == false, "close() returned before its thread ended")
+        return await stopping.value
     }
 
     @Test func stopUpdatingLocationWaitsForTheReaderThreadToEnd() async throws {
@@ -91,15 +101,10 @@ struct SessionThreadTests {
         await waitForFirstEvent(tracking)
         let thread = try #require(tracking.threadIDs.first)
         await gpsd.nextClient().send(#"{"class":"SKY","satellites":[]}"#)
-        let stopper = Task {
-            await onThread {
-                manager.stopUpdatingLocation()
-                return Self.threadExists(thread)
-            }
+        let outlived = await Self.threadOutlives(thread, tracking: tracking, release: release) {
+            manager.stopUpdatingLocation()
         }
-        while !tracking.allClosing { await Task.yield() }
-        release.signal()
-        #expect(await stopper.value == false, "stopUpdatingLocation() returned before the reader thread ended")
+        #expect(!outlived, "stopUpdatingLocation() returned before the reader thread ended")
     }
 
     @Test func stopUpdatingLocationLeavesNoThreadOfOurs() async throws {

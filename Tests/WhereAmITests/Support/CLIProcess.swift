@@ -8,45 +8,6 @@ import SystemPackage
 import Glibc
 #endif
 
-/// The `whereami` binary that `swift build --build-tests` put next to this test bundle.
-///
-/// Found from the test process's own executable (`/proc/self/exe`), so any `--scratch-path` works.
-enum WhereAmIBinary {
-    static let url: URL = {
-        let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var directory = executable.deletingLastPathComponent()
-        while directory.path != "/" {
-            let candidate = directory.appendingPathComponent("whereami")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return executable.deletingLastPathComponent().appendingPathComponent("whereami")
-    }()
-}
-
-/// How a run of a program ended and what it wrote.
-struct CLIResult: Sendable, CustomStringConvertible {
-    var status: Int32
-    /// True when it ended by an uncaught signal (`status` is then the signal number).
-    var endedBySignal: Bool
-    /// True when the test had to kill it because it ran past its deadline.
-    var killedAfterDeadline: Bool
-    var stdout: String
-    var stderr: String
-    /// From just before launch to the moment it had ended.
-    var elapsed: Duration
-    /// When it had ended (its output closed and it was reaped).
-    var ended: ContinuousClock.Instant
-
-    var stdoutLines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
-
-    var description: String {
-        "status \(endedBySignal ? "signal " : "")\(status)\(killedAfterDeadline ? " (killed after deadline)" : "")"
-            + " after \(elapsed)\n--- stdout:\n\(stdout.prefix(4000))\n--- stderr:\n\(stderr.prefix(4000))"
-    }
-}
-
 /// A child process (whereami, gpspipe, python, bash) run through swift-subprocess: in a process group of its
 /// own, with SIGPIPE and the other signals at their defaults and no descriptors but 0, 1 and 2 (as a shell
 /// starts it), its output collected as it comes and watchable while it runs, signalled and finished by the
@@ -91,8 +52,6 @@ final class CLIProcess: Sendable {
         let (commands, commandSink) = AsyncStream.makeStream(of: Command.self)
         let (launched, launchedSink) = AsyncStream.makeStream(of: Result<pid_t, any Error>.self)
         let started = ContinuousClock.now
-        var options = PlatformOptions()
-        options.processGroupID = 0
         let executablePath = FilePath(executable.path)
         let run = Task { () -> CLIResult in
             var status = TerminationStatus.exited(-1)
@@ -100,31 +59,14 @@ final class CLIProcess: Sendable {
                 if let slowReader {
                     let pipe = try FileDescriptor.pipe()
                     _ = fcntl(pipe.writeEnd.rawValue, 1031 /* F_SETPIPE_SZ */, 4096)
-                    status = try await Subprocess.run(
-                        .path(executablePath), arguments: Arguments(arguments), platformOptions: options, input: .none,
-                        output: .fileDescriptor(pipe.writeEnd, closeAfterSpawningProcess: true), error: .sequence
-                    ) { execution in
-                        launchedSink.yield(.success(execution.processIdentifier.value))
-                        await supervise(
-                            readers: [
-                                { await readOnThread(pipe.readEnd, after: slowReader, into: state) },
-                                { await collect(execution.standardError, into: state, isStandardOutput: false) },
-                            ],
-                            commands: commands, state: state, send: { try? execution.send(signal: $0, toProcessGroup: $1) })
-                    }.terminationStatus
+                    status = try await launch(
+                        executablePath, arguments, output: .fileDescriptor(pipe.writeEnd, closeAfterSpawningProcess: true),
+                        state: state, commands: commands, launched: launchedSink
+                    ) { _ in { await readOnThread(pipe.readEnd, after: slowReader, into: state) } }
                 } else {
-                    status = try await Subprocess.run(
-                        .path(executablePath), arguments: Arguments(arguments), platformOptions: options, input: .none,
-                        output: .sequence, error: .sequence
-                    ) { execution in
-                        launchedSink.yield(.success(execution.processIdentifier.value))
-                        await supervise(
-                            readers: [
-                                { await collect(execution.standardOutput, into: state, isStandardOutput: true) },
-                                { await collect(execution.standardError, into: state, isStandardOutput: false) },
-                            ],
-                            commands: commands, state: state, send: { try? execution.send(signal: $0, toProcessGroup: $1) })
-                    }.terminationStatus
+                    status = try await launch(
+                        executablePath, arguments, output: .sequence, state: state, commands: commands, launched: launchedSink
+                    ) { execution in { await collect(execution.standardOutput, into: state, isStandardOutput: true) } }
                 }
             } catch {
                 launchedSink.yield(.failure(error))
@@ -148,6 +90,29 @@ final class CLIProcess: Sendable {
             throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "cannot run \(executable.path): \(result)"])
         }
         return CLIProcess(processIdentifier: pid, started: started, state: state, commands: commandSink, run: run)
+    }
+
+    /// Runs the program in a process group of its own until it has ended: its standard output as `output` (read
+    /// by what `standardOutputReader` returns), its standard error collected.
+    private static func launch<Output: OutputProtocol>(
+        _ executable: FilePath, _ arguments: [String], output: Output, state: Locked<State>,
+        commands: AsyncStream<Command>, launched: AsyncStream<Result<pid_t, any Error>>.Continuation,
+        standardOutputReader: (Execution<NoInput, Output, SequenceOutput>) -> @Sendable () async -> Void
+    ) async throws -> TerminationStatus {
+        var options = PlatformOptions()
+        options.processGroupID = 0
+        return try await Subprocess.run(
+            .path(executable), arguments: Arguments(arguments), platformOptions: options, input: .none,
+            output: output, error: .sequence
+        ) { execution in
+            launched.yield(.success(execution.processIdentifier.value))
+            await supervise(
+                readers: [
+                    standardOutputReader(execution),
+                    { await collect(execution.standardError, into: state, isStandardOutput: false) },
+                ],
+                commands: commands, state: state, send: { try? execution.send(signal: $0, toProcessGroup: $1) })
+        }.terminationStatus
     }
 
     /// Reads the output until it closes, obeys signal commands meanwhile, and on `finish` waits for the end or
