@@ -1,9 +1,10 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// Linux only: gpsd and its libgps are Linux's, and the System layer calls Linux (glibc) directly. A build
+// elsewhere stops at Sources/GPSDLocation/System/Syscall.swift with a message saying so.
 let package = Package(
     name: "GPSDLocation",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "GPSDLocation", targets: ["GPSDLocation"]),
         .executable(name: "whereami", targets: ["whereami"]),

@@ -163,13 +163,19 @@ _whereami() {
     local -a unparsed_words=("${COMP_WORDS[@]:1:${COMP_CWORD}}")
 
     local -a repeating_flags=()
-    local -a non_repeating_flags=(--follow -f --demo --quiet -q --version -h --help)
+    local -a non_repeating_flags=(--demo --follow -f --quiet -q --version -h --help)
     local -a repeating_options=()
-    local -a non_repeating_options=(--timeout --max-age --accuracy --count --distance --interval --format --replay --speed)
+    local -a non_repeating_options=(--replay --speed --timeout --max-age --accuracy --count --distance --interval --format)
     __whereami_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
+    '--replay')
+        return
+        ;;
+    '--speed')
+        return
+        ;;
     '--timeout')
         return
         ;;
@@ -190,12 +196,6 @@ _whereami() {
         ;;
     '--format')
         __whereami_add_completions -W 'text'$'\n''json'$'\n''csv'$'\n''geojson'$'\n''gpx'
-        return
-        ;;
-    '--replay')
-        return
-        ;;
-    '--speed')
         return
         ;;
     esac

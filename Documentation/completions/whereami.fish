@@ -20,7 +20,7 @@ function __whereami_parse_tokens -S
     set -l unparsed_tokens (__whereami_tokens -pc)
     switch $unparsed_tokens[1]
     case 'whereami'
-        __whereami_parse_subcommand 1 'timeout=' 'max-age=' 'accuracy=' 'f/follow' 'count=' 'distance=' 'interval=' 'format=' 'replay=' 'demo' 'speed=' 'q/quiet' 'version' 'h/help'
+        __whereami_parse_subcommand 1 'replay=' 'demo' 'speed=' 'timeout=' 'max-age=' 'accuracy=' 'f/follow' 'count=' 'distance=' 'interval=' 'format=' 'q/quiet' 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'help'
             __whereami_parse_subcommand -r 1 'version'
@@ -77,7 +77,10 @@ function __whereami_custom_completion
 end
 
 complete -c 'whereami' -f
-complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" timeout' -l 'timeout' -d 'Give up if no fix arrives within this many seconds.' -rfka ''
+complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" replay' -l 'replay' -d 'Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.' -rfka ''
+complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" demo' -l 'demo' -d 'Replay the bundled recording of a drive instead of asking gpsd.'
+complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" speed' -l 'speed' -d 'With --replay or --demo: replay this many times faster than recorded; 0 for as fast as possible.' -rfka ''
+complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" timeout' -l 'timeout' -d 'Give up if no fix arrives within this many seconds (\'inf\': wait as long as it takes).' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" max-age' -l 'max-age' -d 'Accept a fix gpsd already holds if it is at most this old.' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" accuracy' -l 'accuracy' -d 'Wait for a fix at least this accurate (horizontal).' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" f follow' -l 'follow' -s 'f' -d 'Stream fixes until interrupted.'
@@ -85,10 +88,7 @@ complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_opti
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" distance' -l 'distance' -d 'With --follow: only fixes this far from the last one printed.' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" interval' -l 'interval' -d 'With --follow: at most one fix per this many seconds of fix time.' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" format' -l 'format' -d 'Output format: text, json (one object per line), csv, geojson or gpx.' -rfka 'text json csv geojson gpx'
-complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" replay' -l 'replay' -d 'Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.' -rfka ''
-complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" demo' -l 'demo' -d 'Replay the bundled recording of a drive instead of asking gpsd.'
-complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" speed' -l 'speed' -d 'Replay this many times faster than recorded; 0 for as fast as possible.' -rfka ''
-complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" q quiet' -l 'quiet' -s 'q' -d 'Print nothing on standard error.'
+complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" q quiet' -l 'quiet' -s 'q' -d 'Print no status on standard error (errors are still printed there).'
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" version' -l 'version' -d 'Show the version.'
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_positional "whereami" -eq 1' -fa 'help' -d 'Show subcommand help information.'

@@ -43,7 +43,10 @@ _whereami() {
     local -ar ___format=('text' 'json' 'csv' 'geojson' 'gpx')
     local -ar arg_specs=(
         ':server:'
-        '--timeout[Give up if no fix arrives within this many seconds.]:seconds:'
+        '--replay[Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.]:file:'
+        '--demo[Replay the bundled recording of a drive instead of asking gpsd.]'
+        '--speed[With --replay or --demo\: replay this many times faster than recorded; 0 for as fast as possible.]:factor:'
+        '--timeout[Give up if no fix arrives within this many seconds ('\''inf'\''\: wait as long as it takes).]:seconds:'
         '--max-age[Accept a fix gpsd already holds if it is at most this old.]:seconds:'
         '--accuracy[Wait for a fix at least this accurate (horizontal).]:metres:'
         '(--follow -f)'{--follow,-f}'[Stream fixes until interrupted.]'
@@ -51,10 +54,7 @@ _whereami() {
         '--distance[With --follow\: only fixes this far from the last one printed.]:metres:'
         '--interval[With --follow\: at most one fix per this many seconds of fix time.]:seconds:'
         '--format[Output format\: text, json (one object per line), csv, geojson or gpx.]:format:{__whereami_complete "${___format[@]}"}'
-        '--replay[Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.]:file:'
-        '--demo[Replay the bundled recording of a drive instead of asking gpsd.]'
-        '--speed[Replay this many times faster than recorded; 0 for as fast as possible.]:factor:'
-        '(--quiet -q)'{--quiet,-q}'[Print nothing on standard error.]'
+        '(--quiet -q)'{--quiet,-q}'[Print no status on standard error (errors are still printed there).]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
         '(-): :->command'

@@ -1,3 +1,7 @@
+#if !os(Linux)
+#error("GPSDLocation supports Linux only: it reads gpsd through Linux's libgps and calls glibc directly.")
+#endif
+
 import CLinux
 import Glibc
 
