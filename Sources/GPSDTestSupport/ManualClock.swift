@@ -29,6 +29,7 @@ package final class ManualClock: Clock, Sendable {
         var cancelledBeforeSleeping: Set<Int> = []
         var nextID = 0
         var sleeperWaiters = LevelWaiters()
+        var onNextSleep: (@Sendable () -> Void)?
     }
 
     private let state = Locked(State())
@@ -48,17 +49,20 @@ package final class ManualClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                enum Outcome { case wait([CheckedContinuation<Void, Never>]), fire, cancel }
+                enum Outcome { case wait([CheckedContinuation<Void, Never>], (@Sendable () -> Void)?), fire, cancel }
                 let outcome = state.withLock { state -> Outcome in
                     if state.cancelledBeforeSleeping.remove(id) != nil { return .cancel }
                     if deadline <= state.now { return .fire }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return .wait(state.sleeperWaiters.reached(state.sleepers.count))
+                    defer { state.onNextSleep = nil }
+                    return .wait(state.sleeperWaiters.reached(state.sleepers.count), state.onNextSleep)
                 }
                 switch outcome {
                 case .cancel: continuation.resume(throwing: CancellationError())
                 case .fire: continuation.resume()
-                case .wait(let ready): ready.forEach { $0.resume() }
+                case .wait(let ready, let hook):
+                    hook?()
+                    ready.forEach { $0.resume() }
                 }
             }
         } onCancel: {
@@ -83,6 +87,12 @@ package final class ManualClock: Clock, Sendable {
             return due.map(\.value.continuation)
         }
         due.forEach { $0.resume() }
+    }
+
+    /// Runs `body` once, on the sleeping task's thread, just as the next sleep has begun: another thread acting at
+    /// that instant.
+    package func onNextSleep(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onNextSleep = body }
     }
 
     /// Returns once at least `count` sleeps are pending.

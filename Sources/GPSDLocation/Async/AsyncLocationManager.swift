@@ -114,11 +114,14 @@ public final class AsyncLocationManager: Sendable {
                 }
                 let request = SubscriptionRequest.oneShot(maximumAge: maximumAge, desiredAccuracy: desiredAccuracy)
                 guard manager.subscribe(id, request, consumer: receiver), let deadline else { return }
-                let timer = Task { [weak self] in
-                    do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
-                    self?.timeOut(id, after: timeout, desiredAccuracy: desiredAccuracy)
+                state.withLock { state in
+                    state.attachTimer(to: id) {
+                        Task { [weak self] in
+                            do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
+                            self?.timeOut(id, after: timeout, desiredAccuracy: desiredAccuracy)
+                        }
+                    }
                 }
-                if let orphan = state.withLock({ $0.attach(timeout: timer, to: id) }) { orphan.cancel() }
             }
         } onCancel: {
             end(state.withLock { $0.cancel(id) }, id, with: .failure(CancellationError()))

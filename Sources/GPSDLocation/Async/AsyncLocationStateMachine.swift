@@ -30,12 +30,12 @@ struct AsyncLocationStateMachine {
         return true
     }
 
-    /// Attaches the timer task of a registered request; if the request has ended meanwhile, the task is
-    /// handed back to be cancelled.
-    mutating func attach(timeout: Task<Void, Never>, to id: SubscriptionID) -> Task<Void, Never>? {
-        guard waiters[id] != nil else { return timeout }
-        waiters[id]?.timeout = timeout
-        return nil
+    /// Starts the timer of a registered request (`makeTimer` makes its task) and attaches it in the same step,
+    /// so whatever ends the request later finds its timer to cancel. A request that has ended meanwhile gets
+    /// none.
+    mutating func attachTimer(to id: SubscriptionID, _ makeTimer: () -> Task<Void, Never>) {
+        guard waiters[id] != nil else { return }
+        waiters[id]?.timeout = makeTimer()
     }
 
     /// Takes a request out, to be resumed by the caller; nil if something else took it first.

@@ -35,8 +35,19 @@ public final class LocationManager: Sendable {
     private struct State {
         var machine: LocationManagerStateMachine
         weak var delegate: (any LocationManagerDelegate)?
+        /// Delegate calls decided and not yet made, in the order they were decided.
+        var outbox = DelegateOutbox()
         /// The delegate callbacks running now: on which thread, of which generation.
         var callbacks: [(thread: UInt, generation: Int)] = []
+
+        /// Runs the state machine, and queues its delegate calls in the order it decided them.
+        mutating func decide(_ body: (inout LocationManagerStateMachine) -> [LocationManagerStateMachine.Action])
+            -> [LocationManagerStateMachine.Action]
+        {
+            let actions = body(&machine)
+            outbox.queue(actions)
+            return actions
+        }
     }
 
     /// A manager for a live gpsd.
@@ -131,26 +142,30 @@ public final class LocationManager: Sendable {
     /// ``LocationError/Code/locationUnknown`` after ``requestTimeout``. Then stops, unless continuous updates
     /// are on. A second call while one is pending replaces it.
     public func requestLocation() {
-        perform(state.withLock { $0.machine.requestLocation() })
+        perform(state.withLock { $0.decide { $0.requestLocation() } })
     }
 
     /// Delivers every receiver cycle's fix that passes ``desiredAccuracy`` and ``distanceFilter``, until
     /// ``stopUpdatingLocation()``. A failure of the connection is reported to the delegate and ends updates.
     public func startUpdatingLocation() {
-        perform(state.withLock { $0.machine.startUpdating() })
+        perform(state.withLock { $0.decide { $0.startUpdating() } })
     }
 
     /// Stops continuous updates and any pending ``requestLocation()``.
     ///
-    /// When it returns, no callback of the delegate begins any more, and one that was running on another
-    /// thread has returned; called from inside a callback, it does not wait for that callback itself. Safe
-    /// from any queue, the ``delegateQueue``'s target included.
+    /// When it returns, no callback decided before it begins any more, and one that was running on another
+    /// thread has returned. (Updates started again, by another thread or a callback, call the delegate again.)
+    /// Called from inside a callback, it waits for no callback: the others may be waiting for this one. Safe
+    /// from any queue, the ``delegateQueue``'s target included; do not call it while holding a lock that a
+    /// callback running on another thread waits for.
     public func stopUpdatingLocation() {
-        perform(state.withLock { $0.machine.stopUpdating() })
         let thread = SystemThread.currentID
-        state.withLock(when: { state in
-            state.callbacks.allSatisfy { $0.thread == thread || $0.generation >= state.machine.generation }
-        }) { _ in }
+        let (actions, generation, insideCallback) = state.withLock { state in
+            (state.decide { $0.stopUpdating() }, state.machine.generation, state.callbacks.contains { $0.thread == thread })
+        }
+        perform(actions)
+        guard !insideCallback else { return }
+        state.withLock(when: { $0.callbacks.allSatisfy { $0.generation >= generation } }) { _ in }
     }
 
     // MARK: Subscriptions (the async bridge)
@@ -215,23 +230,18 @@ public final class LocationManager: Sendable {
             case .openSession(let number):
                 do {
                     let session = try source.openSession { [weak self] event in self?.receive(event, session: number) }
-                    pending += state.withLock { $0.machine.sessionOpened(number, session) }
+                    pending += state.withLock { $0.decide { $0.sessionOpened(number, session) } }
                 } catch {
-                    pending += state.withLock { $0.machine.sessionFailedToOpen(number, error) }
+                    pending += state.withLock { $0.decide { $0.sessionFailedToOpen(number, error) } }
                 }
             case .closeSession(let number, let session):
                 session.close()
-                pending += state.withLock { $0.machine.sessionClosed(number) }
+                pending += state.withLock { $0.decide { $0.sessionClosed(number) } }
             case .requestHeldFix(let session):
                 session.requestHeldFix()
-            case .deliver(let locations, let generation):
-                delegateQueue.async { [weak self] in
-                    self?.callDelegate(generation) { $0.locationManager($1, didUpdateLocations: locations) }
-                }
-            case .fail(let error, let generation):
-                delegateQueue.async { [weak self] in
-                    self?.callDelegate(generation) { $0.locationManager($1, didFailWithError: error) }
-                }
+            case .deliver, .fail:
+                // Queued in the outbox, in the order decided: each block makes the oldest call still there.
+                delegateQueue.async { [weak self] in self?.callDelegate() }
             case .notify(let consumer, let events):
                 consumer.receive(events)
             case .observe(let observers, let event):
@@ -239,7 +249,7 @@ public final class LocationManager: Sendable {
             case .scheduleRequestTimeout(let request, let delay):
                 clock.schedule(after: delay) { [weak self] in
                     guard let self else { return }
-                    self.perform(self.state.withLock { $0.machine.requestTimedOut(request) })
+                    self.perform(self.state.withLock { $0.decide { $0.requestTimedOut(request) } })
                 }
             }
         }
@@ -247,22 +257,26 @@ public final class LocationManager: Sendable {
 
     private func receive(_ event: SourceEvent, session: Int) {
         let now = clock.now
-        perform(state.withLock { $0.machine.handle(event, session: session, now: now) })
+        perform(state.withLock { $0.decide { $0.handle(event, session: session, now: now) } })
     }
 
-    /// Calls the delegate, unless a stop came after the call was decided; while it runs,
-    /// ``stopUpdatingLocation()`` on another thread waits for it.
-    private func callDelegate(_ generation: Int, _ call: (any LocationManagerDelegate, LocationManager) -> Void) {
+    /// Makes the oldest delegate call decided and not yet made, unless a stop came after it was decided; while
+    /// it runs, ``stopUpdatingLocation()`` on another thread waits for it.
+    private func callDelegate() {
         let thread = SystemThread.currentID
-        let delegate = state.withLock { state -> (any LocationManagerDelegate)? in
-            guard state.machine.generation == generation, let delegate = state.delegate else { return nil }
+        let call = state.withLock { state -> (any LocationManagerDelegate, DelegateOutbox.Call, Int)? in
+            guard let (call, generation) = state.outbox.next(), state.machine.generation == generation,
+                  let delegate = state.delegate else { return nil }
             state.callbacks.append((thread, generation))
-            return delegate
+            return (delegate, call, generation)
         }
-        guard let delegate else { return }
-        call(delegate, self)
+        guard let (delegate, made, generation) = call else { return }
+        switch made {
+        case .locations(let locations): delegate.locationManager(self, didUpdateLocations: locations)
+        case .failure(let error): delegate.locationManager(self, didFailWithError: error)
+        }
         state.withLock { state in
-            if let index = state.callbacks.firstIndex(where: { $0.thread == thread }) {
+            if let index = state.callbacks.lastIndex(where: { $0.thread == thread && $0.generation == generation }) {
                 state.callbacks.remove(at: index)
             }
         }

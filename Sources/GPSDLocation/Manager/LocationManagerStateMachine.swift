@@ -180,6 +180,7 @@ struct LocationManagerStateMachine {
     mutating func sessionFailedToOpen(_ number: Int, _ error: LocationError) -> [Action] {
         guard case .opening(number, _) = source else { return [] }
         source = .idle
+        heldFixWanted = false   // whoever wanted it has just been told of the failure
         return end(with: error) + observe(.sessionEnded(error))
     }
 

@@ -38,7 +38,7 @@ final class SystemThread: Sendable {
     var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
     /// Waits until the thread has ended (or, on the thread itself, lets it end when it returns). Once only:
-    /// later calls return at once.
+    /// later calls, and calls after ``detach()``, return at once.
     func join() {
         let current = isCurrent
         let first = disposal.withLock { disposal -> Bool in
@@ -52,6 +52,16 @@ final class SystemThread: Sendable {
         } else {
             pthread_join(thread, nil)
         }
+    }
+
+    /// Lets the thread end by itself, without waiting for it; its resources go when it returns.
+    func detach() {
+        let first = disposal.withLock { disposal -> Bool in
+            guard disposal == .running else { return false }
+            disposal = .detached
+            return true
+        }
+        if first { pthread_detach(thread) }
     }
 
     private final class Box {

@@ -16,22 +16,28 @@ final class GPSDConnection {
 
     deinit { Syscall.close(socket) }
 
-    /// Connects to `server`, trying each of its addresses in turn.
+    /// The addresses of `server`. Looking a name up blocks, and nothing interrupts it.
+    /// - Throws: ``LocationError/Code/gpsdUnavailable`` when the name does not resolve.
+    static func addresses(of server: GPSDServer) -> Result<[SocketAddress], LocationError> {
+        do {
+            return .success(try SocketAddress.resolve(host: server.host, port: server.port))
+        } catch {
+            return .failure(LocationError(
+                .gpsdUnavailable, "cannot find gpsd's host '\(server.host)': \(error.reason)",
+                errorNumber: error.errorNumber))
+        }
+    }
+
+    /// Connects to `server` at one of `addresses`, trying each in turn.
     /// - Parameters:
     ///   - wake: the session's pipe; a signal on it makes the connect look at `isClosed`.
     ///   - timeout: how long each address may take to answer; `nil` waits as long as the system does.
     /// - Returns: the connection, or `nil` if `isClosed` became true meanwhile.
     /// - Throws: ``LocationError/Code/gpsdUnavailable`` when no address takes the connection.
     static func connect(
-        to server: GPSDServer, wake: WakePipe, timeout: Duration? = nil, isClosed: () -> Bool
+        to server: GPSDServer, at addresses: [SocketAddress], wake: WakePipe, timeout: Duration? = nil,
+        isClosed: () -> Bool
     ) throws(LocationError) -> GPSDConnection? {
-        let addresses: [SocketAddress]
-        do {
-            addresses = try SocketAddress.resolve(host: server.host, port: server.port)
-        } catch {
-            throw LocationError(.gpsdUnavailable, "cannot find gpsd's host '\(server.host)': \(error.reason)",
-                                errorNumber: error.errorNumber)
-        }
         var lastFailure = SystemError(function: "getaddrinfo", number: EADDRNOTAVAIL)
         for address in addresses {
             if isClosed() { return nil }

@@ -4,7 +4,8 @@ import Glibc
 ///
 /// Each session connects (``GPSDConnection``), starts a JSON watch, and then waits in poll(2) on the socket and
 /// its wake pipe: it reads what gpsd sends, frames lines itself and parses each with libgps (``ReportDecoder``).
-/// Closing the session interrupts the wait (or the connect) at once.
+/// Closing the session interrupts the wait (or the connect) at once; a host name lookup cannot be interrupted,
+/// and a session closed during one lets its thread end by itself when the lookup returns.
 package final class GPSDSessionSource: LocationSource {
     let server: GPSDServer
     let resources: SessionResources
@@ -29,7 +30,9 @@ package final class GPSDSessionSource: LocationSource {
         let connection: GPSDConnection
         do throws(LocationError) {
             decoder = try ReportDecoder()
-            guard let made = try GPSDConnection.connect(to: server, wake: reader.wake, isClosed: { reader.isClosed })
+            guard let addresses = try reader.uninterruptible({ GPSDConnection.addresses(of: server) })?.get(),
+                  let made = try GPSDConnection.connect(
+                      to: server, at: addresses, wake: reader.wake, isClosed: { reader.isClosed })
             else { return }
             connection = made
             try connection.send(GPSDCommand.watch(device: server.device), wake: reader.wake) { reader.isClosed }

@@ -24,7 +24,8 @@ final class ReaderThread: SourceSession {
     private let closed = Atomic(false)
     private let heldFixRequested = Atomic(false)
     private let started = Atomic<Int32>(0)
-    private let thread = Locked<SystemThread?>(nil)
+    /// The thread, once started, and whether it is in a call that cannot be interrupted.
+    private let control = Locked<(thread: SystemThread?, closed: Bool, uninterruptible: Bool)>((nil, false, false))
 
     private init(wake: WakePipe) { self.wake = wake }
 
@@ -40,7 +41,7 @@ final class ReaderThread: SourceSession {
                 reader.started.store(currentKernelThreadID(), ordering: .releasing)
                 body(reader)
             }
-            reader.thread.withLock { $0 = thread }
+            reader.control.withLock { $0.thread = thread }
         } catch {
             throw error.locationError(.resourceUnavailable, "cannot start the \(name) thread")
         }
@@ -64,9 +65,29 @@ final class ReaderThread: SourceSession {
         wake.signal()
     }
 
+    /// Runs `body`, a call that nothing can interrupt (a host name lookup), unless the session is closed
+    /// already (then `nil`). A session closed meanwhile does not wait for it: see ``close()``.
+    func uninterruptible<Result>(_ body: () -> Result) -> Result? {
+        let open = control.withLock { control -> Bool in
+            guard !control.closed else { return false }
+            control.uninterruptible = true
+            return true
+        }
+        guard open else { return nil }
+        defer { control.withLock { $0.uninterruptible = false } }
+        return body()
+    }
+
+    /// Ends the session and waits for its thread to end. While the thread is in an ``uninterruptible(_:)``
+    /// call (a name lookup, which blocks for as long as the system's resolver allows), close does not wait: the
+    /// thread ends by itself when the call returns, and delivers nothing more.
     func close() {
+        let (thread, wait) = control.withLock { control in
+            control.closed = true
+            return (control.thread, !control.uninterruptible)
+        }
         closed.store(true, ordering: .releasing)
         wake.signal()
-        thread.withLock { $0 }?.join()
+        if wait { thread?.join() } else { thread?.detach() }
     }
 }

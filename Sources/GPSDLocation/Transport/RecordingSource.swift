@@ -48,7 +48,11 @@ final class RecordingSource: LocationSource {
             }
             reports += 1
             if let delay = pacer.delay(before: report, now: clock.now) {
-                _ = try? reader.wake.wait(for: nil, timeout: delay)
+                // Sleep until the report's time, whatever else wakes the pipe; only closing cuts it short.
+                let deadline = clock.now + delay
+                while !reader.isClosed, case let left = deadline - clock.now, left > .zero {
+                    _ = try? reader.wake.wait(for: nil, timeout: left)
+                }
                 if reader.isClosed { return false }
             }
             handler(.report(report))

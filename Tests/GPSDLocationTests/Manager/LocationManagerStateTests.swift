@@ -100,6 +100,17 @@ struct LocationManagerStateTests: ManagerTesting {
         #expect(!source.isRunning)
     }
 
+    @Test func aFailedOpeningLeavesNoHeldFixRequestForTheNextSession() {
+        source.failNextOpening(with: LocationError(.resourceUnavailable, "no pipe"))
+        let request = manager.reserveSubscription()
+        let ended = Locked<[SubscriptionEvent]>([])
+        manager.subscribe(request, .oneShot(maximumAge: .seconds(5))) { event in ended.withLock { $0.append(event) } }
+        #expect(ended.withLock { $0.count } == 1, "the request failed with the opening")
+        manager.startUpdatingLocation()
+        #expect(source.openCount == 1)
+        #expect(source.heldFixRequests(inSession: 1) == 0, "nobody asked this session for gpsd's held fix")
+    }
+
     @Test func pollReplyFixIsDeliveredWithItsAge() throws {
         manager.startUpdatingLocation()
         clock.advance(by: .seconds(100))

@@ -154,6 +154,24 @@ struct RecordingSourceTests {
         #expect(replay.manager.skippedLineCount == 0)
     }
 
+    /// A request for gpsd's held fix wakes a session's thread; a replay has no such fix, and its pacing must not
+    /// be cut short by the wake. (A lower bound on time: a busy machine can only make the fix later.)
+    @Test func aHeldFixRequestDoesNotHurryAPacedReplay() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let url = try scratch.write([Self.tpv(second: 1), Self.tpv(second: 2)].joined(separator: "\n") + "\n")
+        let (arrivals, sink) = AsyncStream.makeStream(of: ContinuousClock.Instant.self)
+        let session = try RecordingSource(url: url, pace: .accelerated(by: 5)).openSession { event in
+            if case .report(.fix) = event { sink.yield(.now) }
+        }
+        defer { session.close() }
+        var iterator = arrivals.makeAsyncIterator()
+        let first = try #require(await iterator.next())
+        session.requestHeldFix()   // wakes the thread while it waits out the recorded second (0.2 s at 5×)
+        let second = try #require(await iterator.next())
+        #expect(first.duration(to: second) >= .milliseconds(180), "\(first.duration(to: second))")
+    }
+
     @Test func loopedLogStartsOver() async throws {
         let scratch = Scratch()
         defer { scratch.remove() }

@@ -107,6 +107,40 @@ struct SessionThreadTests {
         #expect(!outlived, "stopUpdatingLocation() returned before the reader thread ended")
     }
 
+    /// A host name lookup cannot be interrupted: a session closed during one does not wait for it, and its
+    /// thread ends by itself once the lookup returns.
+    @Test func closeDoesNotWaitForAnUninterruptibleCall() async throws {
+        let (inside, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let afterwards = Locked<Bool?>(nil)
+        let reader = try ReaderThread.start(name: "lookup", resources: .system) { reader in
+            _ = reader.uninterruptible {
+                inside.signal()
+                release.wait()   // a lookup that takes as long as the test wants
+            }
+            afterwards.withLock { $0 = reader.isClosed }
+        }
+        await onThread { inside.wait() }
+        let thread = try #require(reader.kernelThreadID)
+        await onThread { reader.close() }   // returns although the call still runs
+        #expect(Self.threadExists(thread), "the thread still looks the name up")
+        release.signal()
+        while Self.threadExists(thread) { await Task.yield() }   // and ends by itself once it returns
+        #expect(afterwards.withLock { $0 } == true, "it saw it was closed")
+    }
+
+    @Test func aSessionClosedBeforeItsUninterruptibleCallSkipsIt() throws {
+        let ran = Locked(false)
+        let done = DispatchSemaphore(value: 0)
+        let reader = try ReaderThread.start(name: "lookup", resources: .system) { reader in
+            while !reader.isClosed { _ = try? reader.wake.wait(for: nil, timeout: nil) }
+            _ = reader.uninterruptible { ran.withLock { $0 = true } }
+            done.signal()
+        }
+        reader.close()
+        done.wait()
+        #expect(!ran.withLock { $0 })
+    }
+
     @Test func stopUpdatingLocationLeavesNoThreadOfOurs() async throws {
         let gpsd = try FakeGPSD()
         let tracking = Tracking(server: gpsd.server)

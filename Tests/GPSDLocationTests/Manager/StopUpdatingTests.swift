@@ -1,0 +1,83 @@
+import Dispatch
+import Foundation
+@testable import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+/// What `stopUpdatingLocation()` waits for, and what it must not wait for.
+@Suite("LocationManager: stopping while callbacks run", .timeLimit(.minutes(1)))
+struct StopUpdatingTests {
+    /// Two callbacks running at once on a concurrent delegate queue, each stopping: neither may wait for the
+    /// other (each would wait forever).
+    @Test func overlappingCallbacksThatBothStopDoNotDeadlock() async {
+        let queue = DispatchQueue(label: "concurrent delegate", attributes: .concurrent)
+        let rig = ManagerRig(delegateQueue: queue)
+        let inside = DispatchGroup()
+        inside.enter()
+        inside.enter()
+        let stopped = Locked(0)
+        let delegate = DelegateRecorder { manager, event in
+            guard case .locations = event else { return }
+            inside.leave()
+            inside.wait()   // both callbacks are inside now
+            manager.stopUpdatingLocation()
+            stopped.withLock { $0 += 1 }
+        }
+        rig.manager.delegate = delegate
+        rig.manager.startUpdatingLocation()
+        rig.source.send(Location.sample(second: 1))
+        rig.source.send(Location.sample(second: 2))
+        await onThread { queue.sync(flags: .barrier) {} }   // both callbacks have returned
+        #expect(stopped.withLock { $0 } == 2)
+        #expect(!rig.source.isRunning)
+    }
+
+    /// A stop waits for the callbacks that began before it, not for one that began after a later start.
+    @Test func aStopWaitsOnlyForCallbacksThatBeganBeforeIt() async {
+        let rig = ManagerRig(delegateQueue: DispatchQueue(label: "concurrent delegate", attributes: .concurrent))
+        let (firstInside, releaseFirst) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let (laterInside, releaseLater) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let delegate = DelegateRecorder { _, event in
+            guard case .locations(let locations) = event else { return }
+            if locations == [Location.sample(second: 1)] {
+                firstInside.signal()
+                releaseFirst.wait()
+            } else {
+                laterInside.signal()
+                releaseLater.wait()
+            }
+        }
+        rig.manager.delegate = delegate
+        rig.manager.startUpdatingLocation()
+        rig.source.send(Location.sample(second: 1))
+        await onThread { firstInside.wait() }
+        let firstStop = Task { await onThread { rig.manager.stopUpdatingLocation() } }
+        await rig.source.waitUntilIdle()   // the first stop has begun: it closed the session, and waits
+        // Updates start again; a callback of the new generation begins and is held.
+        rig.manager.startUpdatingLocation()
+        rig.source.send(Location.sample(second: 2))
+        await onThread { laterInside.wait() }
+        releaseFirst.signal()
+        await firstStop.value   // returns although the later callback still runs
+        releaseLater.signal()
+        rig.manager.stopUpdatingLocation()
+    }
+
+    /// The delegate hears of calls in the order they were decided, whichever threads decided them.
+    @Test func theOutboxMakesCallsOldestFirstWithTheirGeneration() {
+        var outbox = DelegateOutbox()
+        let (first, second) = (Location.sample(second: 1), Location.sample(second: 2))
+        let failure = LocationError(.locationUnknown, "no fix")
+        outbox.queue([.deliver([first], generation: 0), .openSession(number: 1), .fail(failure, generation: 0)])
+        outbox.queue([.deliver([second], generation: 1)])
+        var made: [String] = []
+        while let (call, generation) = outbox.next() {
+            switch call {
+            case .locations(let locations): made.append("\(locations.map(\.shortDescription)) in \(generation)")
+            case .failure(let error): made.append("\(error.code) in \(generation)")
+            }
+        }
+        #expect(made == ["[\"1 ±5.0\"] in 0", "location unknown in 0", "[\"2 ±5.0\"] in 1"])
+        #expect(outbox.next() == nil)
+    }
+}
