@@ -24,6 +24,7 @@ final class ReaderThread: SourceSession {
     private let closed = Atomic(false)
     private let heldFixRequested = Atomic(false)
     private let started = Atomic<Int32>(0)
+    private let finished = Atomic(false)
     /// The thread, once started, and whether it is in a call that cannot be interrupted.
     private let control = Locked<(thread: SystemThread?, closed: Bool, uninterruptible: Bool)>((nil, false, false))
 
@@ -40,6 +41,7 @@ final class ReaderThread: SourceSession {
             let thread = try SystemThread(name: name) {
                 reader.started.store(currentKernelThreadID(), ordering: .releasing)
                 body(reader)
+                reader.finished.store(true, ordering: .releasing)
             }
             reader.control.withLock { $0.thread = thread }
         } catch {
@@ -56,6 +58,9 @@ final class ReaderThread: SourceSession {
         let id = started.load(ordering: .acquiring)
         return id == 0 ? nil : id
     }
+
+    /// Whether the thread has run its body to the end (the kernel removes the thread itself a moment later).
+    var hasFinished: Bool { finished.load(ordering: .acquiring) }
 
     /// Whether ``requestHeldFix()`` was called since the last call (and clears the request).
     func takeHeldFixRequest() -> Bool { heldFixRequested.exchange(false, ordering: .acquiringAndReleasing) }

@@ -39,9 +39,20 @@ struct SessionThreadTests {
 
         /// Whether every session opened so far has begun closing.
         var allClosing: Bool { state.withLock { $0.sessions.allSatisfy(\.isClosed) } }
+
+        /// Whether the thread of every session opened so far has run to its end.
+        var allFinished: Bool { state.withLock { $0.sessions.allSatisfy(\.hasFinished) } }
     }
 
     private static func threadExists(_ id: Int32) -> Bool { FileManager.default.fileExists(atPath: "/proc/self/task/\(id)") }
+
+    /// Waits until the kernel has removed thread `id` from this process, which it does a moment after the thread
+    /// ended (a join returns as the thread exits, before that): what "no thread of ours is left" means.
+    private static func expectGone(_ id: Int32, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let giveUp = ContinuousClock.now + .seconds(10)   // a bound only a thread that never ends reaches
+        while threadExists(id), ContinuousClock.now < giveUp { await Task.yield() }
+        #expect(!threadExists(id), "thread \(id) is still there", sourceLocation: sourceLocation)
+    }
 
     /// Waits for the first event of the next session (gpsd's greeting): its thread is running then.
     private func waitForFirstEvent(_ tracking: Tracking) async {
@@ -57,7 +68,8 @@ struct SessionThreadTests {
         let thread = try #require(tracking.threadIDs.first)
         #expect(Self.threadExists(thread))
         session.close()
-        #expect(!Self.threadExists(thread), "the reader thread outlived close()")
+        #expect(tracking.allFinished, "the reader thread was still running when close() returned")
+        await Self.expectGone(thread)
         await gpsd.nextClient().waitForHangUp()
     }
 
@@ -70,20 +82,21 @@ struct SessionThreadTests {
         let session = try tracking.openSession { _ in release.wait() }
         await waitForFirstEvent(tracking)
         let thread = try #require(tracking.threadIDs.first)
-        let outlived = await Self.threadOutlives(thread, tracking: tracking, release: release) { session.close() }
-        #expect(!outlived, "close() returned before its thread ended")
+        let finished = await Self.finishedWhenReturning(tracking: tracking, release: release) { session.close() }
+        #expect(finished, "close() returned before its thread ended")
+        await Self.expectGone(thread)
     }
 
     /// Runs `stop` on a thread of its own while the session's thread is held in its handler, releases that
-    /// once `stop` has begun closing the session, and tells whether the thread was still there when `stop`
+    /// once `stop` has begun closing the session, and tells whether the thread had run to its end when `stop`
     /// returned.
-    private static func threadOutlives(
-        _ thread: Int32, tracking: Tracking, release: DispatchSemaphore, _ stop: @escaping @Sendable () -> Void
+    private static func finishedWhenReturning(
+        tracking: Tracking, release: DispatchSemaphore, _ stop: @escaping @Sendable () -> Void
     ) async -> Bool {
         let stopping = Task {
             await onThread {
                 stop()
-                return threadExists(thread)
+                return tracking.allFinished
             }
         }
         while !tracking.allClosing { await Task.yield() }   // the stop has begun
@@ -101,10 +114,11 @@ struct SessionThreadTests {
         await waitForFirstEvent(tracking)
         let thread = try #require(tracking.threadIDs.first)
         await gpsd.nextClient().send(#"{"class":"SKY","satellites":[]}"#)
-        let outlived = await Self.threadOutlives(thread, tracking: tracking, release: release) {
+        let finished = await Self.finishedWhenReturning(tracking: tracking, release: release) {
             manager.stopUpdatingLocation()
         }
-        #expect(!outlived, "stopUpdatingLocation() returned before the reader thread ended")
+        #expect(finished, "stopUpdatingLocation() returned before the reader thread ended")
+        await Self.expectGone(thread)
     }
 
     /// A host name lookup cannot be interrupted: a session closed during one does not wait for it, and its
@@ -122,9 +136,9 @@ struct SessionThreadTests {
         await onThread { inside.wait() }
         let thread = try #require(reader.kernelThreadID)
         await onThread { reader.close() }   // returns although the call still runs
-        #expect(Self.threadExists(thread), "the thread still looks the name up")
+        #expect(!reader.hasFinished, "the thread still looks the name up")
         release.signal()
-        while Self.threadExists(thread) { await Task.yield() }   // and ends by itself once it returns
+        await Self.expectGone(thread)   // and ends by itself once it returns
         #expect(afterwards.withLock { $0 } == true, "it saw it was closed")
     }
 
@@ -149,7 +163,8 @@ struct SessionThreadTests {
         await waitForFirstEvent(tracking)
         let thread = try #require(tracking.threadIDs.first)
         manager.stopUpdatingLocation()
-        #expect(!Self.threadExists(thread), "the reader thread outlived stopUpdatingLocation()")
+        #expect(tracking.allFinished, "the reader thread outlived stopUpdatingLocation()")
+        await Self.expectGone(thread)
     }
 
     @Test func releasingTheManagerLeavesNoThreadOfOurs() async throws {
@@ -160,7 +175,8 @@ struct SessionThreadTests {
         await waitForFirstEvent(tracking)
         let thread = try #require(tracking.threadIDs.first)
         manager = nil
-        #expect(!Self.threadExists(thread), "the reader thread outlived its manager")
+        #expect(tracking.allFinished, "the reader thread outlived its manager")
+        await Self.expectGone(thread)
     }
 
     @Test func stoppingTheAsyncManagerLeavesNoThreadOfOurs() async throws {
@@ -171,7 +187,8 @@ struct SessionThreadTests {
         await waitForFirstEvent(tracking)
         let thread = try #require(tracking.threadIDs.first)
         gps.stop()
-        #expect(!Self.threadExists(thread), "the reader thread outlived stop()")
+        #expect(tracking.allFinished, "the reader thread outlived stop()")
+        await Self.expectGone(thread)
         for try await _ in updates { Issue.record("no fix was sent") }
     }
 
