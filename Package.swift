@@ -40,6 +40,7 @@ let package = Package(
             name: "whereami",
             dependencies: [
                 "GPSDLocation",
+                "CLinux",   // its signal forwarding
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: [.copy("Resources/drive.gpsd.json")]

@@ -1,4 +1,4 @@
-import Dispatch
+import CLinux
 import Foundation
 import GPSDLocation
 
@@ -39,24 +39,30 @@ struct StatusReporter: Sendable {
     }
 }
 
-/// SIGINT and SIGTERM as they come, instead of ending the program: a stream can then close its document. The
-/// signals are caught from the moment this is made until the sequence ends.
+/// SIGINT and SIGTERM as they come, instead of ending the program: a stream can then close its document.
+///
+/// Caught from the moment this returns (a handler installed with sigaction(2), which writes each signal's number
+/// to a pipe that a thread of its own reads), so none can slip through between setting up and the first wait.
 func terminationSignals() -> AsyncStream<Int32> {
     let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-    let sources = SignalSources([SIGINT, SIGTERM].map { number in
-        signal(number, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        source.setEventHandler { continuation.yield(number) }
-        source.resume()
-        return source
-    })
-    continuation.onTermination = { _ in sources.cancel() }
+    var ends: [Int32] = [-1, -1]
+    guard clinux_pipe2(&ends, O_CLOEXEC) == 0 else {
+        continuation.finish()   // no pipe: the signals keep their default action and end the program
+        return stream
+    }
+    let signals = [SIGINT, SIGTERM]
+    guard clinux_forward_signals(signals, Int32(signals.count), ends[1]) == 0 else {
+        continuation.finish()
+        return stream
+    }
+    let readEnd = ends[0]
+    Thread.detachNewThread {
+        var byte: UInt8 = 0
+        while true {
+            let count = read(readEnd, &byte, 1)
+            if count == 1 { continuation.yield(Int32(byte)) } else if count < 0 && errno == EINTR { continue } else { break }
+        }
+        continuation.finish()
+    }
     return stream
-}
-
-/// Dispatch's signal sources, which may be cancelled from any thread (Dispatch does not mark them Sendable).
-private final class SignalSources: @unchecked Sendable {
-    private let sources: [any DispatchSourceSignal]
-    init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
-    func cancel() { sources.forEach { $0.cancel() } }
 }
