@@ -19,7 +19,7 @@ final class SystemThread: Sendable {
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
             let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-            _ = clinux_name_this_thread(box.name)
+            _ = clinux_name_this_thread(box.name)   // a name only helps debugging: its failure is harmless
             box.body()
             return nil
         }, box.toOpaque())

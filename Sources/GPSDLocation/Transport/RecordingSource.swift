@@ -50,8 +50,13 @@ final class RecordingSource: LocationSource {
             if let delay = pacer.delay(before: report, now: clock.now) {
                 // Sleep until the report's time, whatever else wakes the pipe; only closing cuts it short.
                 let deadline = clock.now + delay
-                while !reader.isClosed, case let left = deadline - clock.now, left > .zero {
-                    _ = try? reader.wake.wait(for: nil, timeout: left)
+                do throws(SystemError) {
+                    while !reader.isClosed, case let left = deadline - clock.now, left > .zero {
+                        _ = try reader.wake.wait(for: nil, timeout: left)
+                    }
+                } catch {
+                    handler(.failed(error.locationError(.resourceUnavailable, "cannot pace the replay of \(url.path)")))
+                    return false
                 }
                 if reader.isClosed { return false }
             }

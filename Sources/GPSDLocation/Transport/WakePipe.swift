@@ -24,6 +24,7 @@ final class WakePipe: Sendable {
 
     /// Wakes the waiting thread. Safe from any thread, any number of times; a full pipe already holds a wake.
     func signal() {
+        // Only a full pipe (nil) can stop the write; it holds a wake already, so nothing is lost.
         _ = try? Syscall.write(writeEnd, [1])
     }
 
@@ -47,6 +48,7 @@ final class WakePipe: Sendable {
         return Int32(whole + (attoseconds % 1_000_000_000_000_000 > 0 ? 1 : 0))
     }
 
+    /// Empties the pipe; it is non-blocking, so this ends at the first read that finds it empty.
     private func drain() {
         var buffer = [UInt8](repeating: 0, count: 64)
         while let count = try? Syscall.read(readEnd, into: &buffer), count > 0 {}
