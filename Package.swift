@@ -11,6 +11,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // The library logs values gpsd sent that cannot be true, once per kind.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Tests only: starting, signalling and reaping gpsfake, whereami, gpspipe and python.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
@@ -31,7 +33,7 @@ let package = Package(
 
         .target(
             name: "GPSDLocation",
-            dependencies: ["CGPS", "CLinux"]
+            dependencies: ["CGPS", "CLinux", .product(name: "Logging", package: "swift-log")]
         ),
 
         // MARK: - Command-line tool

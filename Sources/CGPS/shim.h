@@ -58,7 +58,8 @@ typedef enum {
     CGPS_CLASS_POLL,
 } cgps_class;
 
-/// What Swift needs of one report, as plain values. NaN marks a value gpsd did not send.
+/// What Swift needs of one report, as plain values. NaN marks a value gpsd did not send; a value it sent is
+/// passed as libgps parsed it (possibly infinite or absurd: Swift judges it).
 typedef struct {
     cgps_class report_class;
     int mode;
@@ -66,6 +67,7 @@ typedef struct {
     bool has_time;
     int64_t time_sec;
     int64_t time_nsec;
+    bool has_position;
     double latitude, longitude;
     double alt_msl, alt_hae;
     double eph, epv;
@@ -74,6 +76,7 @@ typedef struct {
     double climb, epc;
     int satellites_used, satellites_visible;
     int device_count;
+    bool device_active;
     char device[128];
     char message[256];
 } cgps_report;
@@ -102,7 +105,6 @@ static inline int cgps_fix_status(const struct gps_data_t *data) {
 #endif
 }
 
-static inline double cgps_finite_or_nan(double value) { return isfinite(value) ? value : NAN; }
 
 /// Parses one gpsd JSON report with libgps (`gps_unpack`) into `data`, then copies it into `report`.
 ///
@@ -124,23 +126,23 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
         report->has_time = (data->set & TIME_SET) != 0 && fix->time.tv_sec != 0;
         report->time_sec = (int64_t)fix->time.tv_sec;
         report->time_nsec = (int64_t)fix->time.tv_nsec;
-        bool latlon = (data->set & LATLON_SET) != 0;
-        report->latitude = latlon ? cgps_finite_or_nan(fix->latitude) : NAN;
-        report->longitude = latlon ? cgps_finite_or_nan(fix->longitude) : NAN;
+        report->has_position = (data->set & LATLON_SET) != 0;
+        report->latitude = report->has_position ? fix->latitude : NAN;
+        report->longitude = report->has_position ? fix->longitude : NAN;
         bool altitude = (data->set & ALTITUDE_SET) != 0;
-        report->alt_msl = altitude ? cgps_finite_or_nan(fix->altMSL) : NAN;
-        report->alt_hae = altitude ? cgps_finite_or_nan(fix->altHAE) : NAN;
+        report->alt_msl = altitude ? fix->altMSL : NAN;
+        report->alt_hae = altitude ? fix->altHAE : NAN;
         // The error estimates' *_SET bits are unreliable (libgps 3.22 sets HERR_SET only when epx and epy
         // are both present, though it fills eph either way). Every TPV is parsed afresh with NaN defaults,
-        // so a finite value is a value gpsd sent.
-        report->eph = cgps_finite_or_nan(fix->eph);
-        report->epv = cgps_finite_or_nan(fix->epv);
-        report->speed = (data->set & SPEED_SET) ? cgps_finite_or_nan(fix->speed) : NAN;
-        report->eps = cgps_finite_or_nan(fix->eps);
-        report->track = (data->set & TRACK_SET) ? cgps_finite_or_nan(fix->track) : NAN;
-        report->epd = cgps_finite_or_nan(fix->epd);
-        report->climb = (data->set & CLIMB_SET) ? cgps_finite_or_nan(fix->climb) : NAN;
-        report->epc = cgps_finite_or_nan(fix->epc);
+        // so a value that is not NaN is a value gpsd sent.
+        report->eph = fix->eph;
+        report->epv = fix->epv;
+        report->speed = (data->set & SPEED_SET) ? fix->speed : NAN;
+        report->eps = fix->eps;
+        report->track = (data->set & TRACK_SET) ? fix->track : NAN;
+        report->epd = fix->epd;
+        report->climb = (data->set & CLIMB_SET) ? fix->climb : NAN;
+        report->epc = fix->epc;
         strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
         break;
     }
@@ -158,8 +160,9 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
         report->device_count = data->devices.ndevices;
         break;
     case CGPS_CLASS_DEVICE:
+        // gpsd sends "activated" with the time a receiver was opened, and 0 when it has closed it.
         strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
-        report->device_count = data->dev.activated.tv_sec != 0 ? 1 : 0;
+        report->device_active = data->dev.activated.tv_sec != 0;
         break;
     case CGPS_CLASS_ERROR:
         strncpy(report->message, data->error, sizeof(report->message) - 1);

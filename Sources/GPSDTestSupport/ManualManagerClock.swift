@@ -1,4 +1,5 @@
-import GPSDLocation
+import Foundation
+package import GPSDLocation
 
 /// A ``ManagerClock`` that moves only when the test says so; due timers run synchronously in ``advance(by:)``.
 package final class ManualManagerClock: ManagerClock {
@@ -8,10 +9,19 @@ package final class ManualManagerClock: ManagerClock {
     }
 
     private let state = Locked(State())
+    private let origin = ContinuousClock.now
 
     package init() {}
 
     package var now: Duration { state.withLock { $0.now } }
+
+    /// The manual time as a fix's arrival: from this clock's making on the monotonic clock, and from
+    /// 2025-06-01T12:00:00Z on the wall clock.
+    package var arrival: Location.Arrival {
+        let now = now
+        return Location.Arrival(instant: origin.advanced(by: now),
+                                date: Date(timeIntervalSince1970: 1_748_779_200 + Double(now.components.seconds)))
+    }
 
     package var pendingTimerCount: Int { state.withLock { $0.timers.count } }
 

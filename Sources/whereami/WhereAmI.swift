@@ -9,7 +9,9 @@ struct WhereAmI: AsyncParsableCommand {
         abstract: "Print where this machine is, from gpsd.",
         discussion: """
             Prints one fix and exits, or with --follow streams fixes until interrupted. Fixes go to \
-            standard output; status (server, satellites, waiting) goes to standard error.
+            standard output; status goes to standard error, a line for each change (connecting, \
+            waiting for a fix with the satellites seen and used, fix lost, reconnecting, …). A stream \
+            keeps going while gpsd restarts; --timeout bounds the wait for its first fix.
 
             SERVER is gpsd's address as gpsd's own clients take it: host[:port[:device]], an IPv6 \
             address in brackets; the default is localhost:2947. `whereami help` prints this help.
@@ -18,7 +20,7 @@ struct WhereAmI: AsyncParsableCommand {
               0   a fix was printed (or a stream ended normally, or by SIGINT/SIGTERM)
               64  bad usage
               66  the recording cannot be read or holds no gpsd reports
-              69  gpsd cannot be reached, or the connection to it was lost
+              69  gpsd cannot be reached (a single fix), or it went and reconnecting is off
               74  standard output could not be written
               75  no fix before --timeout
               76  gpsd answered with an error
@@ -41,10 +43,13 @@ struct WhereAmI: AsyncParsableCommand {
         let status = StatusReporter(quiet: output.quiet)
         do {
             let gps = try makeManager(status: status)
-            let satellites = Task { [status] in
-                for await sky in gps.satelliteUpdates() { status.say("satellites: \(sky.used) used of \(sky.visible) seen") }
+            // Each change of the manager's status, one line each (the stream is made before anything starts, so
+            // none is missed); a stream keeps going through gpsd's restarts, and says so here.
+            let changes = gps.statusUpdates()
+            let reporter = Task { [status] in
+                for await change in changes where change != .stopped { status.say("\(change)") }
             }
-            defer { satellites.cancel() }
+            defer { reporter.cancel() }
             if request.follow {
                 try await stream(from: gps, to: Output(), status: status)
             } else {

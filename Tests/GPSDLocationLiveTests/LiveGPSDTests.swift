@@ -58,13 +58,27 @@ struct LiveGPSDTests {
         expectTrack(locations, equals: expected, refinements: true)
     }
 
-    @Test("a receiver without a fix produces no location")
+    @Test("a receiver without a fix: no location; the status waits for a fix, then says gpsd went away")
     func noFix() async throws {
-        // Runs to the end of the log: gpsfake then stops gpsd, and the connection ends.
-        let (locations, error, manager) = try await run("nofix.nmea", until: nil)
-        #expect(locations.isEmpty)
-        #expect(manager.location == nil)
-        #expect(error?.code == .connectionLost)
+        // Played once: gpsfake then stops gpsd, and the manager starts reconnecting.
+        try await GPSFake.run(logs: [Fixtures.url("nofix.nmea")], cycle: 0.01, once: true, lingerAfterEnd: 1,
+                              waitForClient: true) { fake in
+            let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
+            let delegate = StreamingDelegate()
+            manager.delegate = delegate
+            manager.startUpdatingLocation()
+            let (statuses, locations, error) = await delegate.collectStatuses { $0.caseName == "reconnecting" }
+            manager.stopUpdatingLocation()
+            #expect(error == nil, "a gpsd that goes away is a status, not an error")
+            #expect(locations.isEmpty)
+            #expect(manager.location == nil)
+            let names = statuses.map(\.caseName)
+            #expect(Array(names.prefix(2)) == ["connecting", "connected"], "\(statuses)")
+            #expect(statuses.contains(.connected(gpsdVersion: "3.22")), "gpsd's release: \(statuses)")
+            #expect(names.contains("waitingForFix"), "\(statuses)")
+            #expect(!names.contains("fix") && !names.contains("fixLost"), "never a fix: \(statuses)")
+            #expect(names.last == "reconnecting", "\(statuses)")
+        }
     }
 
     @Test("requestLocation() delivers exactly one fix, then disconnects")
@@ -77,6 +91,7 @@ struct LiveGPSDTests {
             oneShot.requestLocation()
             var first: StreamingDelegate.Event?
             for await event in oneShotDelegate.events {
+                if case .status = event { continue }
                 first = event
                 break
             }
@@ -93,6 +108,7 @@ struct LiveGPSDTests {
             watcher.startUpdatingLocation()
             var more = 0
             for await event in watcherDelegate.events {
+                if case .status = event { continue }
                 guard case .location = event else { break }
                 more += 1
                 if more == 5 { break }
@@ -104,13 +120,31 @@ struct LiveGPSDTests {
         }
     }
 
-    @Test("gpsd absent: didFailWithError(.gpsdUnavailable), connection refused")
-    func gpsdAbsent() async throws {
+    @Test("gpsd absent: continuous updates keep trying, as status changes, not errors")
+    func gpsdAbsentUpdates() async throws {
         let manager = LocationManager(server: GPSDServer(host: "127.0.0.1", port: closedPort()))
+        manager.reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(80))
         let delegate = StreamingDelegate()
         manager.delegate = delegate
         manager.startUpdatingLocation()
-        let (locations, error) = await delegate.collect(until: nil)
+        let (statuses, locations, error) = await delegate.collectStatuses { $0 == .connecting(attempt: 4) }
+        manager.stopUpdatingLocation()
+        #expect(error == nil)
+        #expect(locations.isEmpty)
+        let attempts = statuses.compactMap { status -> Int? in
+            if case .connecting(let attempt) = status { attempt } else { nil }
+        }
+        #expect(attempts == [1, 2, 3, 4], "\(statuses)")
+        #expect(statuses.filter { $0.caseName == "reconnecting" }.count == 3, "\(statuses)")
+    }
+
+    @Test("gpsd absent: requestLocation() fails at once with gpsdUnavailable, connection refused")
+    func gpsdAbsentRequest() async throws {
+        let manager = LocationManager(server: GPSDServer(host: "127.0.0.1", port: closedPort()))
+        let delegate = StreamingDelegate()
+        manager.delegate = delegate
+        manager.requestLocation()
+        let (_, locations, error) = await delegate.collectStatuses { _ in false }
         #expect(locations.isEmpty)
         let failure = try #require(error)
         #expect(failure.code == .gpsdUnavailable)

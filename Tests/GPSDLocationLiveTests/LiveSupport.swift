@@ -8,6 +8,7 @@ final class StreamingDelegate: LocationManagerDelegate {
     enum Event: Sendable {
         case location(Location)
         case failure(LocationError)
+        case status(LocationStatus)
     }
 
     let events: AsyncStream<Event>
@@ -22,9 +23,30 @@ final class StreamingDelegate: LocationManagerDelegate {
     func locationManager(_ manager: LocationManager, didFailWithError error: any Error) {
         continuation.yield(.failure(error as! LocationError))
     }
+
+    func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus) {
+        continuation.yield(.status(status))
+    }
 }
 
 extension StreamingDelegate {
+    /// Collects status changes (and fixes, and an error) until a status satisfies `last`, or an error comes.
+    func collectStatuses(
+        until last: (LocationStatus) -> Bool
+    ) async -> (statuses: [LocationStatus], locations: [Location], error: LocationError?) {
+        var (statuses, locations): ([LocationStatus], [Location]) = ([], [])
+        for await event in events {
+            switch event {
+            case .location(let location): locations.append(location)
+            case .failure(let error): return (statuses, locations, error)
+            case .status(let status):
+                statuses.append(status)
+                if last(status) { return (statuses, locations, nil) }
+            }
+        }
+        return (statuses, locations, nil)
+    }
+
     /// Collects fixes until one has `lastTime`, or an error ends the run (which is returned with them).
     func collect(until lastTime: Date?) async -> (locations: [Location], error: LocationError?) {
         var locations: [Location] = []
@@ -37,6 +59,8 @@ extension StreamingDelegate {
                 }
             case .failure(let error):
                 return (locations, error)
+            case .status:
+                break
             }
         }
         return (locations, nil)

@@ -92,15 +92,22 @@ extension WhereAmIProcessTests {
             expectRecord(records[0], isAnEpochOf: track, carries: carries)
         }
 
-        @Test("the stream reports satellites on stderr unless --quiet")
-        func satellites() async throws {
+        @Test("the stream reports each status change on stderr, satellites included, unless --quiet")
+        func status() async throws {
             let result = try await whereami("--demo", "--speed", "50", "--follow", "--count", "3")
             #expect(result.status == 0, "\(result)")
             #expect(result.stderr.contains("replaying drive.gpsd.json at 50.0×"), "\(result.stderr)")
-            #expect(result.stderr.wholeMatch(of: /(?s).*whereami: satellites: \d+ used of \d+ seen\n.*/) != nil,
+            let lines = result.stderr.split(separator: "\n").map(String.init)
+            for expected in ["whereami: connecting", "whereami: connected to gpsd 3.22", "whereami: fix 3D gps"] {
+                #expect(lines.contains(expected), "\(expected): \(result.stderr)")
+            }
+            #expect(lines.contains { $0.wholeMatch(of: /whereami: waiting for a fix \(\d+ of \d+ satellites used\)/) != nil },
                     "\(result.stderr)")
             #expect(result.stdoutLines.count == 3)
-            #expect(!result.stdout.contains("satellites"), "status stays off stdout")
+            #expect(!result.stdout.contains("satellites") && !result.stdout.contains("connect"), "status stays off stdout")
+
+            let quiet = try await whereami("--demo", "--speed", "50", "--follow", "--count", "3", "-q")
+            #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet)")
         }
     }
 }

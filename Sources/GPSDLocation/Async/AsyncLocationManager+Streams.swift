@@ -21,8 +21,9 @@ extension AsyncLocationManager {
         distanceFilter: Double? = nil,
         bufferingPolicy: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy =
             AsyncLocationManager.defaultBufferingPolicy
-    ) -> AsyncThrowingStream<Location, any Error> {
+    ) -> LocationUpdates {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Location.self, bufferingPolicy: bufferingPolicy)
+        let drops = DropCounter()
         let id = manager.reserveSubscription()
         // The termination handler goes in first: the stream can end (stop(), a failure) before this returns.
         // It holds this object strongly, so a sequence outlives the manager value it came from; the cycle
@@ -31,10 +32,10 @@ extension AsyncLocationManager {
             self.state.withLock { $0.remove(id) }
             self.manager.unsubscribe(id)
         }
-        state.withLock { $0.add(id, continuation) }
+        state.withLock { $0.add(id, continuation, drops: drops) }
         manager.subscribe(
             id, .continuous(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter), consumer: receiver)
-        return stream
+        return LocationUpdates(stream: stream, drops: drops)
     }
 
     /// The satellites the receiver reports seeing and using, as they change, while fixes are being watched
@@ -45,23 +46,53 @@ extension AsyncLocationManager {
     /// for await sky in gps.satelliteUpdates() { print("\(sky.used)/\(sky.visible) satellites") }
     /// ```
     public func satelliteUpdates() -> AsyncStream<SatelliteCount> {
-        let (stream, continuation) = AsyncStream.makeStream(of: SatelliteCount.self, bufferingPolicy: .bufferingNewest(1))
-        let last = Locked<SatelliteCount?>(nil)
-        let observer = manager.addObserver { event in
-            guard case .satellites(let count) = event else { return }
-            let changed = last.withLock { last in
-                defer { last = count }
-                return last != count
-            }
-            if changed { continuation.yield(count) }
+        observations(startingWithStatus: false) { event in
+            guard case .satellites(let count) = event else { return nil }
+            return count
         }
+    }
+
+    /// The manager's ``LocationManager/status``: the current one first, then each change (connecting,
+    /// connected, waiting for a fix, fix lost, stale, reconnecting, …). Observing does not by itself start the
+    /// gpsd watch. The sequence ends with ``stop()``, or when this manager value is released.
+    ///
+    /// ```swift
+    /// for await status in gps.statusUpdates() { print("gps:", status) }
+    /// ```
+    public func statusUpdates() -> AsyncStream<LocationStatus> {
+        observations(startingWithStatus: true) { event in
+            guard case .status(let status) = event else { return nil }
+            return status
+        }
+    }
+
+    /// A stream of what `select` takes from the manager's observations, in the order the manager decided them
+    /// (one decided earlier but arriving later is dropped), each value once in a row; with `startingWithStatus`,
+    /// the status at registration first.
+    private func observations<Value: Sendable & Equatable>(
+        startingWithStatus: Bool, _ select: @escaping @Sendable (ManagerEvent) -> Value?
+    ) -> AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
+        let last = Locked<(sequence: UInt64, value: Value?)>((0, nil))
+        // Yields under the lock (it does not block), so that the order of yields is the order of decisions.
+        let yieldIfNewer: @Sendable (Observation) -> Void = { observation in
+            guard let value = select(observation.event) else { return }
+            last.withLock { last in
+                guard observation.sequence > last.sequence else { return }
+                let changed = last.value != value
+                last = (observation.sequence, value)
+                if changed { continuation.yield(value) }
+            }
+        }
+        let registration = manager.addObserver(yieldIfNewer)
+        if startingWithStatus { yieldIfNewer(registration.status) }
         // Neither the manager nor this object is kept by the sequence: the manager keeps the observer, whose
         // continuation keeps this handler.
         continuation.onTermination = { [weak self, weak manager] _ in
-            manager?.removeObserver(observer)
-            self?.state.withLock { $0.removeSatellites(observer) }
+            manager?.removeObserver(registration.id)
+            self?.state.withLock { $0.removeObservation(registration.id) }
         }
-        state.withLock { $0.add(satellites: continuation, as: observer) }
+        state.withLock { $0.add(observation: { continuation.finish() }, as: registration.id) }
         return stream
     }
 }

@@ -52,8 +52,8 @@ public final class AsyncLocationManager: Sendable {
     }
 
     deinit {
-        // Requests and update streams keep this object; satellite streams do not, and end with it.
-        for stream in state.withLock({ $0.takeSatelliteStreams() }) { stream.finish() }
+        // Requests and update streams keep this object; satellite and status streams do not, and end with it.
+        for finish in state.withLock({ $0.takeObservations() }) { finish() }
     }
 
     // MARK: One fix
@@ -130,13 +130,13 @@ public final class AsyncLocationManager: Sendable {
 
     // MARK: Stopping
 
-    /// Ends everything in flight: pending requests throw `CancellationError`, update sequences and satellite
+    /// Ends everything in flight: pending requests throw `CancellationError`; update, satellite and status
     /// sequences finish. The gpsd watch they held stops.
     public func stop() {
-        let (requests, streams, satellites) = state.withLock { $0.takeAll() }
+        let (requests, streams, observations) = state.withLock { $0.takeAll() }
         for (id, waiter) in requests { end(waiter, id, with: .failure(CancellationError())) }
         for stream in streams { stream.finish() }
-        for stream in satellites { stream.finish() }
+        for finish in observations { finish() }
     }
 
     // MARK: Ending requests
@@ -159,9 +159,10 @@ public final class AsyncLocationManager: Sendable {
                         throwing: error ?? LocationError(.locationUnknown, "the source ended before a fix"))
                 }
             }
-            for (stream, event) in streams {
+            for (stream, drops, event) in streams {
                 switch event {
-                case .location(let location): stream.yield(location)
+                case .location(let location):
+                    if case .dropped = stream.yield(location) { drops.add() }
                 case .ended(let error?): stream.finish(throwing: error)
                 case .ended(nil): stream.finish()
                 }

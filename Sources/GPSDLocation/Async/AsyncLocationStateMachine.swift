@@ -9,7 +9,6 @@
 struct AsyncLocationStateMachine {
     typealias Continuation = CheckedContinuation<Location, any Error>
     typealias StreamContinuation = AsyncThrowingStream<Location, any Error>.Continuation
-    typealias SatelliteContinuation = AsyncStream<SatelliteCount>.Continuation
 
     struct Waiter {
         var continuation: Continuation
@@ -18,8 +17,9 @@ struct AsyncLocationStateMachine {
 
     private var waiters: [SubscriptionID: Waiter] = [:]
     private var cancelledEarly: Set<SubscriptionID> = []
-    private var streams: [SubscriptionID: StreamContinuation] = [:]
-    private var satelliteStreams: [Int: SatelliteContinuation] = [:]
+    private var streams: [SubscriptionID: (continuation: StreamContinuation, drops: DropCounter)] = [:]
+    /// Streams of observations (satellites, status), by observer id: each finishes with ``takeAll()``.
+    private var observations: [Int: @Sendable () -> Void] = [:]
 
     // MARK: Requests
 
@@ -57,15 +57,15 @@ struct AsyncLocationStateMachine {
     /// Takes out what a batch of the manager's events settles: the requests it ends (all at once, so that a
     /// concurrent ``takeAll()`` gets all or none of them) and the stream continuations it concerns.
     mutating func take(_ events: [(SubscriptionID, SubscriptionEvent)]) -> (
-        requests: [(Waiter, SubscriptionEvent)], streams: [(StreamContinuation, SubscriptionEvent)]
+        requests: [(Waiter, SubscriptionEvent)], streams: [(StreamContinuation, DropCounter, SubscriptionEvent)]
     ) {
         var requests: [(Waiter, SubscriptionEvent)] = []
-        var streamEvents: [(StreamContinuation, SubscriptionEvent)] = []
+        var streamEvents: [(StreamContinuation, DropCounter, SubscriptionEvent)] = []
         for (id, event) in events {
             if let waiter = waiters.removeValue(forKey: id) {
                 requests.append((waiter, event))
             } else if let stream = streams[id] {
-                streamEvents.append((stream, event))
+                streamEvents.append((stream.continuation, stream.drops, event))
                 if case .ended = event { streams[id] = nil }
             }
         }
@@ -74,33 +74,34 @@ struct AsyncLocationStateMachine {
 
     // MARK: Streams
 
-    mutating func add(_ id: SubscriptionID, _ stream: StreamContinuation) { streams[id] = stream }
+    mutating func add(_ id: SubscriptionID, _ stream: StreamContinuation, drops: DropCounter) {
+        streams[id] = (stream, drops)
+    }
 
     mutating func remove(_ id: SubscriptionID) { streams.removeValue(forKey: id) }
 
-    mutating func add(satellites continuation: SatelliteContinuation, as key: Int) {
-        satelliteStreams[key] = continuation
-    }
+    /// An observation stream, known by its observer id and how to finish it.
+    mutating func add(observation finish: @escaping @Sendable () -> Void, as key: Int) { observations[key] = finish }
 
-    mutating func removeSatellites(_ key: Int) { satelliteStreams.removeValue(forKey: key) }
+    mutating func removeObservation(_ key: Int) { observations.removeValue(forKey: key) }
 
     // MARK: Stopping
 
-    /// ``AsyncLocationManager/stop()``: every request, stream and satellite stream, taken out to be ended.
+    /// ``AsyncLocationManager/stop()``: every request, stream and observation stream, taken out to be ended.
     mutating func takeAll() -> (
-        requests: [(SubscriptionID, Waiter)], streams: [StreamContinuation], satellites: [SatelliteContinuation]
+        requests: [(SubscriptionID, Waiter)], streams: [StreamContinuation], observations: [@Sendable () -> Void]
     ) {
         defer {
             waiters.removeAll()
             streams.removeAll()
-            satelliteStreams.removeAll()
+            observations.removeAll()
         }
-        return (waiters.map { ($0.key, $0.value) }, Array(streams.values), Array(satelliteStreams.values))
+        return (waiters.map { ($0.key, $0.value) }, streams.values.map(\.continuation), Array(observations.values))
     }
 
-    /// When the manager value goes: only satellite streams can be left (a request or a stream keeps it).
-    mutating func takeSatelliteStreams() -> [SatelliteContinuation] {
-        defer { satelliteStreams.removeAll() }
-        return Array(satelliteStreams.values)
+    /// When the manager value goes: only observation streams can be left (a request or a stream keeps it).
+    mutating func takeObservations() -> [@Sendable () -> Void] {
+        defer { observations.removeAll() }
+        return Array(observations.values)
     }
 }

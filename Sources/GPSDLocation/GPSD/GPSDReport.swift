@@ -12,10 +12,12 @@ package enum GPSDReport: Sendable, Equatable {
     case version(String)
     /// A DEVICES report: how many receivers gpsd has.
     case devices(count: Int)
+    /// A DEVICE report: a receiver gpsd opened (`active`) or closed (gone: unplugged, or the end of a log).
+    case device(path: String?, active: Bool)
     /// gpsd's ERROR report.
     case error(String)
     /// A POLL reply, with the TPVs it carried (each already a report) and gpsd's time of the poll.
     case poll(time: Date?, reports: [GPSDReport])
-    /// Anything else (WATCH, DEVICE, GST, …).
+    /// Anything else (WATCH, GST, …), or a fix dropped because its position cannot be true.
     case other
 }

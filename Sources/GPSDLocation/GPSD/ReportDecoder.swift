@@ -11,6 +11,10 @@ package final class ReportDecoder {
     private let data: UnsafeMutablePointer<gps_data_t>
     private var report = cgps_report()
 
+    /// What the last ``decode(_:)`` found that cannot be true: values it left out of the report, or the reason
+    /// it dropped a fix (the report is then ``GPSDReport/other``).
+    package private(set) var problems: [ReportProblem] = []
+
     /// - Throws: ``LocationError/Code/resourceUnavailable`` if the memory for libgps's `gps_data_t` cannot be
     ///   had.
     package init() throws(LocationError) {
@@ -24,6 +28,7 @@ package final class ReportDecoder {
 
     /// Decodes one JSON line (without its newline). `nil` if it is not a gpsd report.
     package func decode<Bytes: Collection<UInt8>>(_ line: Bytes) -> GPSDReport? {
+        problems.removeAll(keepingCapacity: true)
         // gps_unpack wants a writable, NUL-terminated C string.
         var bytes = [CChar]()
         bytes.reserveCapacity(line.count + 1)
@@ -38,11 +43,12 @@ package final class ReportDecoder {
         let result = bytes.withUnsafeMutableBufferPointer { cgps_unpack($0.baseAddress, data, &report) }
         guard result >= 0 else { return nil }
         switch report.report_class {
-        case CGPS_CLASS_TPV: return tpvReport()
+        case CGPS_CLASS_TPV: return tpvReport(timeText: Plausibility.timeText(in: line))
         case CGPS_CLASS_SKY:
             return .sky(SatelliteCount(visible: Int(report.satellites_visible), used: Int(report.satellites_used)))
         case CGPS_CLASS_VERSION: return .version(messageText())
         case CGPS_CLASS_DEVICES: return .devices(count: Int(report.device_count))
+        case CGPS_CLASS_DEVICE: return .device(path: deviceText(), active: report.device_active)
         case CGPS_CLASS_ERROR: return .error(messageText())
         case CGPS_CLASS_POLL: return pollReport(Data(line))
         default:
@@ -51,25 +57,38 @@ package final class ReportDecoder {
         }
     }
 
-    private func tpvReport() -> GPSDReport {
+    /// A TPV, its values checked against ``Plausibility``: a fix whose position cannot be true is dropped (the
+    /// report is then ``GPSDReport/other``), any other value that cannot be true is left out.
+    private func tpvReport(timeText: Substring?) -> GPSDReport {
         let device = deviceText()
-        let timestamp: Date? = report.has_time ? GPSDTime.date(seconds: report.time_sec, nanoseconds: report.time_nsec) : nil
-        guard report.mode >= 2, report.latitude.isFinite, report.longitude.isFinite else {
+        var timestamp: Date? = report.has_time ? GPSDTime.date(seconds: report.time_sec, nanoseconds: report.time_nsec) : nil
+        if let timeText, !Plausibility.isCalendarTime(timeText) {
+            problems.append(ReportProblem(.time, String(timeText)))
+            timestamp = nil
+        }
+        // A position with a part missing (NaN) is no position; one that cannot be true drops the fix.
+        guard report.mode >= 2, report.has_position, !report.latitude.isNaN, !report.longitude.isNaN else {
             return .noFix(device: device, time: timestamp)
         }
-        func value(_ x: Double) -> Double? { x.isFinite ? x : nil }
+        guard let latitude = Plausibility.check(report.latitude, Plausibility.latitude, .latitude, into: &problems),
+              let longitude = Plausibility.check(report.longitude, Plausibility.longitude, .longitude, into: &problems)
+        else { return .other }
+        func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
+            Plausibility.check(value, range, kind, into: &problems)
+        }
         let isThreeD = report.mode >= 3
+        let course = check(report.track, Plausibility.course, .course).map { $0 == 360 ? 0 : $0 }
         return .fix(Location(
-            coordinate: .init(latitude: report.latitude, longitude: report.longitude),
-            altitude: isThreeD ? value(report.alt_msl) : nil,
-            ellipsoidalAltitude: isThreeD ? value(report.alt_hae) : nil,
-            horizontalAccuracy: value(report.eph),
-            verticalAccuracy: isThreeD ? value(report.epv) : nil,
-            speed: value(report.speed),
-            speedAccuracy: value(report.eps),
-            course: value(report.track),
-            courseAccuracy: value(report.epd),
-            climb: isThreeD ? value(report.climb) : nil,
+            coordinate: .init(latitude: latitude, longitude: longitude),
+            altitude: isThreeD ? check(report.alt_msl, Plausibility.altitude, .altitude) : nil,
+            ellipsoidalAltitude: isThreeD ? check(report.alt_hae, Plausibility.altitude, .altitude) : nil,
+            horizontalAccuracy: check(report.eph, Plausibility.positionError, .accuracy),
+            verticalAccuracy: isThreeD ? check(report.epv, Plausibility.positionError, .accuracy) : nil,
+            speed: check(report.speed, Plausibility.speed, .speed),
+            speedAccuracy: check(report.eps, Plausibility.speedError, .accuracy),
+            course: course,
+            courseAccuracy: check(report.epd, Plausibility.courseError, .accuracy),
+            climb: isThreeD ? check(report.climb, Plausibility.climb, .climb) : nil,
             timestamp: timestamp,
             fix: isThreeD ? .threeDimensional : .twoDimensional,
             status: Location.Status(gpsdStatus: report.status),
@@ -92,13 +111,16 @@ package final class ReportDecoder {
         let time = (object["time"] as? String).flatMap(GPSDTime.date(from:))
         let tpvs = object["tpv"] as? [Any] ?? []
         var reports: [GPSDReport] = []
+        var found: [ReportProblem] = []
         for tpv in tpvs {
             guard JSONSerialization.isValidJSONObject(tpv),
-                  let data = try? JSONSerialization.data(withJSONObject: tpv),
-                  let report = decode(data), case .fix = report
-            else { continue }
+                  let data = try? JSONSerialization.data(withJSONObject: tpv) else { continue }
+            let report = decode(data)
+            found += problems   // each decode starts its own list
+            guard let report, case .fix = report else { continue }
             reports.append(report)
         }
+        problems = found
         return .poll(time: time, reports: reports)
     }
 }

@@ -5,6 +5,7 @@ struct DelegateOutbox {
     enum Call {
         case locations([Location])
         case failure(LocationError)
+        case status(LocationStatus)
     }
 
     private var calls: [(call: Call, generation: Int)] = []
@@ -16,6 +17,7 @@ struct DelegateOutbox {
             switch action {
             case .deliver(let locations, let generation): calls.append((.locations(locations), generation))
             case .fail(let error, let generation): calls.append((.failure(error), generation))
+            case .tellStatus(let status, let generation): calls.append((.status(status), generation))
             default: break
             }
         }

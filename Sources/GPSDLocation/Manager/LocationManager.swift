@@ -1,5 +1,6 @@
 public import Dispatch
 public import Foundation
+public import Logging
 
 /// Delivers fixes from gpsd, or from a recording, to a delegate: the CoreLocation model on Linux.
 ///
@@ -15,26 +16,35 @@ public import Foundation
 /// fixes (``startUpdatingLocation()``, ``requestLocation()``, or an ``AsyncLocationManager`` caller) and
 /// disconnects when nothing does; when it is released, its thread has ended.
 ///
+/// When the connection to gpsd fails or cannot be made while fixes are wanted, it reconnects by
+/// ``reconnectPolicy`` and goes on with the same callbacks; ``status`` (and the delegate's
+/// ``LocationManagerDelegate/locationManager(_:didChangeStatus:)``) says what is happening meanwhile.
+///
 /// gpsd sends several reports per receiver cycle; the manager passes on each cycle's fix once, and again only
 /// when a later report of the same cycle adds a value (the altitude, say), so two equal locations never
-/// follow each other.
+/// follow each other. Values that cannot be true are left out or the fix dropped (``statistics``).
 public final class LocationManager: Sendable {
     /// How long ``requestLocation()`` waits for a fix unless told otherwise: 30 seconds, enough for a warm
     /// receiver to get its first fix.
     public static let defaultRequestTimeout: Duration = .seconds(30)
+    /// How long a connection to gpsd may take before the attempt counts as failed: 5 seconds.
+    public static let defaultConnectTimeout: Duration = .seconds(5)
+    /// How long without any report before ``status`` is ``LocationStatus/stale(silentFor:)``: 5 seconds.
+    public static let defaultStaleTimeout: Duration = .seconds(5)
 
     /// The queue the delegate is called on.
     public let delegateQueue: DispatchQueue
     /// Where fixes come from: the gpsd server, or `nil` for a recording.
     public let server: GPSDServer?
 
-    private let source: any LocationSource
-    private let clock: any ManagerClock
-    private let state: Locked<State>
+    let source: any LocationSource
+    let clock: any ManagerClock
+    let state: Locked<State>
 
-    private struct State {
+    struct State {
         var machine: LocationManagerStateMachine
         weak var delegate: (any LocationManagerDelegate)?
+        var logger = Logger(label: "GPSDLocation")
         /// Delegate calls decided and not yet made, in the order they were decided.
         var outbox = DelegateOutbox()
         /// The delegate callbacks running now: on which thread, of which generation.
@@ -55,15 +65,20 @@ public final class LocationManager: Sendable {
     /// Nothing connects until fixes are wanted.
     /// - Parameters:
     ///   - server: where gpsd listens, and optionally which receiver to watch.
+    ///   - connectTimeout: how long an attempt to connect may take (a host that never answers).
     ///   - delegateQueue: where to call the delegate; `nil` makes a serial queue for this manager.
-    public convenience init(server: GPSDServer = .default, delegateQueue: DispatchQueue? = nil) {
-        self.init(source: GPSDSessionSource(server: server), server: server, delegateQueue: delegateQueue)
+    public convenience init(
+        server: GPSDServer = .default, connectTimeout: Duration = LocationManager.defaultConnectTimeout,
+        delegateQueue: DispatchQueue? = nil
+    ) {
+        self.init(source: GPSDSessionSource(server: server, connectTimeout: connectTimeout), server: server,
+                  delegateQueue: delegateQueue)
     }
 
     /// A manager that replays a recording: gpsd JSON reports, one per line, as `gpspipe -w` writes them.
     ///
-    /// Lines that are not gpsd reports are skipped and counted in ``skippedLineCount``. A file that cannot be
-    /// read, or holds no reports, fails with ``LocationError/Code/invalidRecording``.
+    /// Lines that are not gpsd reports are skipped and counted in ``statistics``. A file that cannot be read, or
+    /// holds no reports, fails with ``LocationError/Code/invalidRecording``.
     ///
     /// ```swift
     /// let manager = LocationManager(recording: URL(filePath: "drive.gpsd.json"), pace: .accelerated(by: 10))
@@ -76,18 +91,20 @@ public final class LocationManager: Sendable {
         self.init(source: RecordingSource(url: recording, pace: pace), server: nil, delegateQueue: delegateQueue)
     }
 
-    /// A manager on any source, with an injectable clock: for tests.
+    /// A manager on any source, with an injectable clock and reconnection jitter: for tests.
     package init(
         source: any LocationSource,
         server: GPSDServer? = nil,
         clock: any ManagerClock = SystemManagerClock(),
+        jitterSeed: UInt64 = .random(in: .min ... .max),
         delegateQueue: DispatchQueue? = nil
     ) {
         self.source = source
         self.server = server
         self.clock = clock
         self.delegateQueue = delegateQueue ?? DispatchQueue(label: "GPSDLocation.LocationManager.delegate")
-        self.state = Locked(State(machine: LocationManagerStateMachine(requestTimeout: Self.defaultRequestTimeout)))
+        self.state = Locked(State(machine: LocationManagerStateMachine(
+            requestTimeout: Self.defaultRequestTimeout, jitterSeed: jitterSeed)))
     }
 
     deinit {
@@ -97,7 +114,7 @@ public final class LocationManager: Sendable {
 
     // MARK: Configuration
 
-    /// Receives fixes and errors. Held weakly.
+    /// Receives fixes, errors and status changes. Held weakly.
     public var delegate: (any LocationManagerDelegate)? {
         get { state.withLock { $0.delegate } }
         set { state.withLock { $0.delegate = newValue } }
@@ -125,28 +142,59 @@ public final class LocationManager: Sendable {
         set { state.withLock { $0.machine.requestTimeout = newValue } }
     }
 
-    /// The newest fix the manager has received, whatever the filters; `nil` before the first.
+    /// How to reconnect when the connection to gpsd fails while fixes are wanted; ``ReconnectPolicy/never``
+    /// turns it off. Defaults to ``ReconnectPolicy/default`` (0.25 s doubling to 8 s, without end).
+    public var reconnectPolicy: ReconnectPolicy {
+        get { state.withLock { $0.machine.reconnectPolicy } }
+        set { state.withLock { $0.machine.reconnectPolicy = newValue } }
+    }
+
+    /// How long without any report from gpsd before ``status`` says ``LocationStatus/stale(silentFor:)``.
+    /// Defaults to ``defaultStaleTimeout``.
+    public var staleTimeout: Duration {
+        get { state.withLock { $0.machine.staleTimeout } }
+        set { state.withLock { $0.machine.staleTimeout = newValue } }
+    }
+
+    /// Where the manager logs what gpsd sent that cannot be true (once per kind). `Logger(label: "GPSDLocation")`
+    /// unless set.
+    public var logger: Logger {
+        get { state.withLock { $0.logger } }
+        set { state.withLock { $0.logger = newValue } }
+    }
+
+    // MARK: What the manager knows
+
+    /// The newest fix the manager has received, whatever the filters; `nil` before the first. Its
+    /// ``Location/age`` says how long ago it arrived.
     public var location: Location? { state.withLock { $0.machine.latest?.location } }
 
     /// The satellites the receiver last reported seeing and using.
     public var satellites: SatelliteCount? { state.withLock { $0.machine.satellites } }
 
+    /// Whether fixes are available, and if not why.
+    public var status: LocationStatus { state.withLock { $0.machine.status.current } }
+
+    /// What was not passed on, and why: skipped lines, values that cannot be true, fixes without a time.
+    public var statistics: ReportStatistics { state.withLock { $0.machine.statistics } }
+
     /// How many lines were not gpsd reports (garbage, truncated or over-long lines) and were skipped.
-    public var skippedLineCount: Int { state.withLock { $0.machine.skippedLines } }
+    public var skippedLineCount: Int { statistics.skippedLines }
 
     // MARK: Requests
 
     /// Delivers one fix: the first that meets ``desiredAccuracy``, in one
     /// ``LocationManagerDelegate/locationManager(_:didUpdateLocations:)`` call; or one
-    /// ``LocationManagerDelegate/locationManager(_:didFailWithError:)`` with
-    /// ``LocationError/Code/locationUnknown`` after ``requestTimeout``. Then stops, unless continuous updates
-    /// are on. A second call while one is pending replaces it.
+    /// ``LocationManagerDelegate/locationManager(_:didFailWithError:)``: with ``LocationError/Code/locationUnknown``
+    /// after ``requestTimeout``, or with the error if its first connection cannot be made. Then stops, unless
+    /// continuous updates are on. A second call while one is pending replaces it.
     public func requestLocation() {
         perform(state.withLock { $0.decide { $0.requestLocation() } })
     }
 
     /// Delivers every receiver cycle's fix that passes ``desiredAccuracy`` and ``distanceFilter``, until
-    /// ``stopUpdatingLocation()``. A failure of the connection is reported to the delegate and ends updates.
+    /// ``stopUpdatingLocation()``. A connection that fails is reconnected by ``reconnectPolicy``; only a
+    /// failure that cannot pass (or every retry failing) is reported to the delegate, and ends updates.
     public func startUpdatingLocation() {
         perform(state.withLock { $0.decide { $0.startUpdating() } })
     }
@@ -166,119 +214,5 @@ public final class LocationManager: Sendable {
         perform(actions)
         guard !insideCallback else { return }
         state.withLock(when: { $0.callbacks.allSatisfy { $0.generation >= generation } }) { _ in }
-    }
-
-    // MARK: Subscriptions (the async bridge)
-
-    /// An id to subscribe with. Giving it back with ``unsubscribe(_:)`` before ``subscribe(_:_:handler:)``
-    /// means the subscription never happens.
-    package func reserveSubscription() -> SubscriptionID {
-        state.withLock { $0.machine.reserve() }
-    }
-
-    /// Starts a subscription under a reserved id: the source runs until it is given back or the manager ends
-    /// it, which it tells `consumer` (``SubscriptionEvent/ended(_:)``). Returns false if the id was given back
-    /// first.
-    @discardableResult
-    package func subscribe(_ id: SubscriptionID, _ request: SubscriptionRequest, consumer: any SubscriptionConsumer) -> Bool {
-        guard let actions = state.withLock({ $0.machine.subscribe(id, request, consumer) }) else { return false }
-        perform(actions)
-        return true
-    }
-
-    /// ``subscribe(_:_:consumer:)`` with a consumer of its own that calls `handler` for each event.
-    @discardableResult
-    package func subscribe(
-        _ id: SubscriptionID, _ request: SubscriptionRequest, handler: @escaping @Sendable (SubscriptionEvent) -> Void
-    ) -> Bool {
-        subscribe(id, request, consumer: HandlerConsumer(handler))
-    }
-
-    /// Gives a subscription (or a reservation) back. Returns what the subscription had seen if it was still
-    /// live; `nil` if the manager had ended it already (and told its handler so, or is about to).
-    @discardableResult
-    package func unsubscribe(_ id: SubscriptionID) -> EndedSubscription? {
-        guard let (ended, actions) = state.withLock({ $0.machine.unsubscribe(id) }) else { return nil }
-        perform(actions)
-        return ended
-    }
-
-    /// Registers an observer told of satellite counts, synchronously on the source's thread, never under the
-    /// manager's lock. Observing does not open a session.
-    package func addObserver(_ observer: @escaping @Sendable (ManagerEvent) -> Void) -> Int {
-        state.withLock { $0.machine.addObserver(observer) }
-    }
-
-    package func removeObserver(_ id: Int) {
-        state.withLock { $0.machine.removeObserver(id) }
-    }
-
-    /// The newest fix and how long ago it was current.
-    package var latestFix: (location: Location, age: Duration)? {
-        let now = clock.now
-        return state.withLock { state in state.machine.latest.map { ($0.location, now - $0.at) } }
-    }
-
-    // MARK: Acting
-
-    /// Carries out what the state machine decided, in order, outside the lock. Opening and closing a session
-    /// report back, and what the machine decides then is carried out next, on this thread.
-    private func perform(_ actions: [LocationManagerStateMachine.Action]) {
-        var pending = actions[...]
-        while let action = pending.popFirst() {
-            switch action {
-            case .openSession(let number):
-                do {
-                    let session = try source.openSession { [weak self] event in self?.receive(event, session: number) }
-                    pending += state.withLock { $0.decide { $0.sessionOpened(number, session) } }
-                } catch {
-                    pending += state.withLock { $0.decide { $0.sessionFailedToOpen(number, error) } }
-                }
-            case .closeSession(let number, let session):
-                session.close()
-                pending += state.withLock { $0.decide { $0.sessionClosed(number) } }
-            case .requestHeldFix(let session):
-                session.requestHeldFix()
-            case .deliver, .fail:
-                // Queued in the outbox, in the order decided: each block makes the oldest call still there.
-                delegateQueue.async { [weak self] in self?.callDelegate() }
-            case .notify(let consumer, let events):
-                consumer.receive(events)
-            case .observe(let observers, let event):
-                for observer in observers { observer(event) }
-            case .scheduleRequestTimeout(let request, let delay):
-                clock.schedule(after: delay) { [weak self] in
-                    guard let self else { return }
-                    self.perform(self.state.withLock { $0.decide { $0.requestTimedOut(request) } })
-                }
-            }
-        }
-    }
-
-    private func receive(_ event: SourceEvent, session: Int) {
-        let now = clock.now
-        perform(state.withLock { $0.decide { $0.handle(event, session: session, now: now) } })
-    }
-
-    /// Makes the oldest delegate call decided and not yet made, unless a stop came after it was decided; while
-    /// it runs, ``stopUpdatingLocation()`` on another thread waits for it.
-    private func callDelegate() {
-        let thread = SystemThread.currentID
-        let call = state.withLock { state -> (any LocationManagerDelegate, DelegateOutbox.Call, Int)? in
-            guard let (call, generation) = state.outbox.next(), state.machine.generation == generation,
-                  let delegate = state.delegate else { return nil }
-            state.callbacks.append((thread, generation))
-            return (delegate, call, generation)
-        }
-        guard let (delegate, made, generation) = call else { return }
-        switch made {
-        case .locations(let locations): delegate.locationManager(self, didUpdateLocations: locations)
-        case .failure(let error): delegate.locationManager(self, didFailWithError: error)
-        }
-        state.withLock { state in
-            if let index = state.callbacks.lastIndex(where: { $0.thread == thread && $0.generation == generation }) {
-                state.callbacks.remove(at: index)
-            }
-        }
     }
 }

@@ -15,6 +15,15 @@
 public protocol LocationManagerDelegate: AnyObject, Sendable {
     /// New fixes, oldest first; the last one is the newest.
     func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location])
-    /// A failure; the error is a ``LocationError``.
+    /// A failure that ends the watch; the error is a ``LocationError``. Transient conditions (a connection that
+    /// failed and is being reconnected, a lost fix) come as status changes instead.
     func locationManager(_ manager: LocationManager, didFailWithError error: any Error)
+    /// The manager's ``LocationManager/status`` changed, while the delegate has updates on or a request
+    /// pending. Optional.
+    func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus)
+}
+
+extension LocationManagerDelegate {
+    /// Does nothing: a delegate need not follow the status.
+    public func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus) {}
 }

@@ -1,41 +1,52 @@
 import Foundation
 
 extension LocationManagerStateMachine {
-    /// An event of session `number`; events of a session that has ended, or is not the current one, are ignored.
-    mutating func handle(_ event: SourceEvent, session number: Int, now: Duration) -> [Action] {
+    /// An event of session `number`, at monotonic time `now`, as the wall clock and the monotonic clock have it
+    /// (`arrival`); events of a session that has ended, or is not the current one, are ignored.
+    mutating func handle(
+        _ event: SourceEvent, session number: Int, now: Duration, arrival: Location.Arrival
+    ) -> [Action] {
         guard isCurrent(session: number) else { return [] }
         switch event {
-        case .report(let report): return handle(report, now: now)
+        case .connected: return sessionConnected(now: now)
+        case .report(let report): return heard(now: now) + handle(report, now: now, arrival: arrival)
+        case .rejected(let problem): return reject(problem)
         case .skippedLine:
-            skippedLine()
+            // Not a report: a peer that sends only garbage goes stale.
+            statistics.skippedLines += 1
             return []
-        case .failed(let error): return endSession(with: error)
-        case .finished: return endSession(with: nil)
+        case .failed(let error): return sessionEnded(with: error)
+        case .finished: return sessionEnded(with: nil)
         }
     }
 
-    private mutating func handle(_ report: GPSDReport, now: Duration) -> [Action] {
+    private mutating func handle(_ report: GPSDReport, now: Duration, arrival: Location.Arrival) -> [Action] {
         switch report {
         case .fix(let location):
-            return receive(location, age: nil, now: now)
+            return receive(location, age: nil, now: now, arrival: arrival)
         case .poll(let time, let reports):
             return reports.flatMap { report -> [Action] in
                 guard case .fix(let location) = report else { return [] }
-                return receive(location, age: Self.age(of: location, polledAt: time), now: now)
+                return receive(location, age: Self.age(of: location, polledAt: time), now: now, arrival: arrival)
             }
         case .sky(let count):
-            return receive(count)
+            satellites = count
+            return observe(.satellites(count)) + tell(status.sky(count))
+        case .version(let release): return tell(status.version(release))
+        case .devices(let count): return tell(status.devices(count: count))
+        case .device(let path, let active): return tell(status.device(path, active: active))
+        case .noFix: return tell(status.noFix())
+        case .other: return tell(status.heard())
         case .error(let message):
             // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
-            return endSession(with: LocationError(.protocolError, "gpsd: \(message)"))
-        case .noFix, .version, .devices, .other:
-            return []
+            return sessionEnded(with: LocationError(.protocolError, "gpsd: \(message)"))
         }
     }
 
-    /// The session ended by itself: everything waiting on it ends, observers hear of it, and it is closed.
-    private mutating func endSession(with error: LocationError?) -> [Action] {
-        end(with: error) + observe(.sessionEnded(error)) + sessionEnded()
+    /// A value that cannot be true: counted, and logged the first time of its kind.
+    private mutating func reject(_ problem: ReportProblem) -> [Action] {
+        if problem.dropsFix { statistics.rejectedFixes += 1 } else { statistics.rejectedValues += 1 }
+        return loggedProblems.insert(problem.kind).inserted ? [.log(problem)] : []
     }
 
     /// How old a fix from a POLL reply was, by gpsd's clock: the poll's time minus the fix's. Only when the
@@ -76,12 +87,24 @@ extension LocationManagerStateMachine {
     }
 
     /// A fix of the current session: `age` is nil for one the receiver just reported, and gpsd's estimate of
-    /// its age for one from a POLL reply (its held fix).
-    mutating func receive(_ location: Location, age: Duration?, now: Duration) -> [Action] {
-        let arrival = now - (age ?? .zero)
-        if let latest, latest.at > arrival { return [] }   // an older held fix than one we have
-        guard coalescer.accept(location) else { return [] }
-        latest = (location, arrival)
+    /// its age for one from a POLL reply (its held fix). A fix without a time (a receiver's first report of a
+    /// session, before it knows the date) is held back: a later report of the same cycle brings the time.
+    mutating func receive(
+        _ reported: Location, age: Duration?, now: Duration, arrival: Location.Arrival
+    ) -> [Action] {
+        guard reported.timestamp != nil else {
+            statistics.fixesWithoutTime += 1
+            return tell(status.heard())
+        }
+        let current = now - (age ?? .zero)
+        if let latest, latest.at > current { return [] }   // an older held fix than one we have
+        guard coalescer.accept(reported) else { return tell(status.heard()) }
+        var location = reported
+        let heldFor = age ?? .zero
+        location.arrival = Location.Arrival(
+            instant: arrival.instant.advanced(by: .zero - heldFor), date: arrival.date.addingTimeInterval(-heldFor.timeInterval))
+        latest = (location, current)
+        let statusActions = tell(status.fix(location))
 
         var notifications = Notifications()
         var toDelegate = false
@@ -110,7 +133,7 @@ extension LocationManagerStateMachine {
             }
         }
         for id in ended { subscriptions[id] = nil }
-        var actions = notifications.actions
+        var actions = statusActions + notifications.actions
         if toDelegate {
             // One callback serves the request and the updates alike, and is what the distance filter measures from.
             subscriptions[.delegateUpdates]?.lastDelivered = location

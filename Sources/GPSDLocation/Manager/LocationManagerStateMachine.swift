@@ -5,23 +5,31 @@ import Foundation
 ///
 /// Consumers hold subscriptions (``Subscription``): the delegate's continuous updates and one-shot request, and
 /// any number of the async bridge's requests and streams. A session of the source is open while any
-/// subscription is live. The session's life is one enum, ``Source``. Opening and closing are actions carried
-/// out outside the lock, one at a time: whoever carries one out reports back (``sessionOpened(_:_:)``,
-/// ``sessionClosed(_:)``) and is handed the next, so the source always ends up as the newest decision wants.
+/// subscription is live. The session's life is one enum, ``Source``; when a session fails while fixes are
+/// still wanted, it moves on to waiting out a backoff (``ReconnectPolicy``) and opens the next. Opening and
+/// closing are actions carried out outside the lock, one at a time: whoever carries one out reports back
+/// (``sessionOpened(_:_:)``, ``sessionClosed(_:)``) and is handed the next, so the source always ends up as the
+/// newest decision wants. The extensions hold the session's life (+Session) and what reports mean (+Events).
 struct LocationManagerStateMachine {
-    typealias Observer = @Sendable (ManagerEvent) -> Void
+    typealias Observer = @Sendable (Observation) -> Void
 
     /// The life of the source's session.
     enum Source {
         /// No session.
         case idle
         /// Session `number` is being opened; `ended` if it failed or finished before its opening returned.
-        case opening(number: Int, ended: Bool)
+        case opening(number: Int, ended: NextStep?)
         case open(number: Int, session: any SourceSession)
         /// Session `number` is being closed: nothing wants it any more, or it ended by itself.
-        case closing(number: Int)
-        // Reconnection goes here: a session that failed while fixes are still wanted waits out its backoff in a
-        // state of its own, between `closing` and the next `opening`.
+        case closing(number: Int, then: NextStep)
+        /// A session failed while fixes are still wanted: the next opens when timer `timer` fires.
+        case waitingToReconnect(timer: Int)
+    }
+
+    /// What comes after a session closes.
+    enum NextStep {
+        case stop
+        case reconnect(after: Duration)
     }
 
     enum Action {
@@ -32,41 +40,64 @@ struct LocationManagerStateMachine {
         /// (the generation changed).
         case deliver([Location], generation: Int)
         case fail(LocationError, generation: Int)
+        case tellStatus(LocationStatus, generation: Int)
         case notify(any SubscriptionConsumer, [(SubscriptionID, SubscriptionEvent)])
-        case observe([Observer], ManagerEvent)
+        case observe([Observer], Observation)
         case scheduleRequestTimeout(request: Int, after: Duration)
+        case scheduleReconnect(timer: Int, after: Duration)
+        case scheduleWatchdog(timer: Int, after: Duration)
+        /// Log the first report problem of its kind.
+        case log(ReportProblem)
     }
 
-    // Configuration of the delegate API.
+    // Configuration.
     var desiredAccuracy: Double?
     var distanceFilter: Double?
     var requestTimeout: Duration
+    var reconnectPolicy = ReconnectPolicy.default
+    var staleTimeout = LocationManager.defaultStaleTimeout
 
-    private(set) var source = Source.idle
-    private var sessionCount = 0
-    /// Changed only by this machine's own methods, here and in its extension (+Events).
+    // The session; changed only by this machine's own methods, here and in its extensions.
+    var source = Source.idle
+    var sessionCount = 0
+    /// Attempts to connect that failed since a connection last held.
+    var failedAttempts = 0
+    var timerCount = 0
+    /// The watchdog's pending timer, and when the open session last reported.
+    var watchdog: (timer: Int?, lastReport: Duration) = (nil, .zero)
+    var jitter: SplitMix64
+
+    // Who wants fixes.
     var subscriptions: [SubscriptionID: Subscription] = [:]
     /// Ids handed out and not yet subscribed: given back before subscribing, they never subscribe.
     private var reserved: Set<SubscriptionID> = []
     private var nextID = SubscriptionID.firstReservable
-    private var observers: [Int: Observer] = [:]
-    /// A one-shot request with a maximum age wants gpsd's held fix, and no open session has been asked yet.
-    private var heldFixWanted = false
+    var observers: [Int: Observer] = [:]
+    /// How many observations were decided: each is numbered.
+    private var observationCount: UInt64 = 0
     private var delegateRequestNumber = 0
     /// Bumped by ``stopUpdating()``: deliveries to the delegate decided before it are dropped.
     private(set) var generation = 0
 
-    // What arrived. Changed only by this machine's own methods, here and in its extension (+Events).
+    // What arrived.
     var coalescer = EpochCoalescer()
     /// The newest fix and the monotonic time it was current.
     var latest: (location: Location, at: Duration)?
-    private(set) var satellites: SatelliteCount?
-    private(set) var skippedLines = 0
+    var satellites: SatelliteCount?
+    var statistics = ReportStatistics()
+    var loggedProblems: Set<ReportProblem.Kind> = []
+    var status = StatusTracker()
 
-    init(requestTimeout: Duration) { self.requestTimeout = requestTimeout }
+    init(requestTimeout: Duration, jitterSeed: UInt64) {
+        self.requestTimeout = requestTimeout
+        self.jitter = SplitMix64(seed: jitterSeed)
+    }
 
     /// Whether anything wants a session open: the one rule.
     var isSessionWanted: Bool { !subscriptions.isEmpty }
+
+    /// Whether the delegate holds a subscription, and so hears of status changes.
+    var delegateSubscribed: Bool { subscriptions[.delegateUpdates] != nil || subscriptions[.delegateRequest] != nil }
 
     // MARK: The delegate's subscriptions
 
@@ -118,13 +149,8 @@ struct LocationManagerStateMachine {
         guard reserved.remove(id) != nil else { return nil }
         subscriptions[id] = Subscription(consumer: .consumer(consumer, request), isOneShot: request.isOneShot)
         var actions = reconcile()
-        if request.maximumAge != nil {
-            if case .open(_, let session) = source {
-                actions.append(.requestHeldFix(session))
-            } else {
-                heldFixWanted = true
-            }
-        }
+        // A request that takes gpsd's held fix asks for it now if a session is open; one opening asks then.
+        if request.maximumAge != nil, case .open(_, let session) = source { actions.append(.requestHeldFix(session)) }
         return actions
     }
 
@@ -136,91 +162,50 @@ struct LocationManagerStateMachine {
         return (EndedSubscription(best: subscription.best), reconcile())
     }
 
-    mutating func addObserver(_ observer: @escaping Observer) -> Int {
+    /// Registers an observer; returns its id and the status now (which it has not been told), as an observation
+    /// numbered like the others.
+    mutating func addObserver(_ observer: @escaping Observer) -> (id: Int, status: Observation) {
         defer { nextID += 1 }
         observers[nextID] = observer
-        return nextID
+        observationCount += 1
+        return (nextID, Observation(event: .status(status.current), sequence: observationCount))
     }
 
     mutating func removeObserver(_ id: Int) {
         observers.removeValue(forKey: id)
     }
 
-    // MARK: The session
-
-    /// Opens a session when something wants one, closes it when nothing does: every change of demand ends here.
-    mutating func reconcile() -> [Action] {
-        switch source {
-        case .idle where isSessionWanted:
-            sessionCount += 1
-            coalescer.reset()
-            source = .opening(number: sessionCount, ended: false)
-            return [.openSession(number: sessionCount)]
-        case .open(let number, let session) where !isSessionWanted:
-            source = .closing(number: number)
-            return [.closeSession(number: number, session)]
-        default:
-            return []
-        }
+    mutating func observe(_ event: ManagerEvent) -> [Action] {
+        guard !observers.isEmpty else { return [] }
+        observationCount += 1
+        return [.observe(Array(observers.values), Observation(event: event, sequence: observationCount))]
     }
 
-    mutating func sessionOpened(_ number: Int, _ session: any SourceSession) -> [Action] {
-        guard case .opening(number, let ended) = source else { return [.closeSession(number: number, session)] }
-        if ended || !isSessionWanted {
-            source = .closing(number: number)
-            return [.closeSession(number: number, session)]
-        }
-        source = .open(number: number, session: session)
-        guard heldFixWanted else { return [] }
-        heldFixWanted = false
-        return [.requestHeldFix(session)]
+    /// Tells observers, and the delegate if it holds a subscription, of a new status.
+    mutating func tell(_ new: LocationStatus?) -> [Action] {
+        guard let new else { return [] }
+        return observe(.status(new)) + (delegateSubscribed ? [.tellStatus(new, generation: generation)] : [])
     }
 
-    /// The session could not even begin: everything waiting on it fails.
-    mutating func sessionFailedToOpen(_ number: Int, _ error: LocationError) -> [Action] {
-        guard case .opening(number, _) = source else { return [] }
-        source = .idle
-        heldFixWanted = false   // whoever wanted it has just been told of the failure
-        return end(with: error) + observe(.sessionEnded(error))
+    /// A fresh token for a timer, so that one that fires late is recognised and ignored.
+    mutating func newTimer() -> Int {
+        timerCount += 1
+        return timerCount
     }
+}
 
-    mutating func sessionClosed(_ number: Int) -> [Action] {
-        guard case .closing(number) = source else { return [] }
-        source = .idle
-        if !isSessionWanted { heldFixWanted = false }
-        return reconcile()
+/// SplitMix64 (Steele, Lea, Flood 2014): the reconnect jitter's numbers, from a seed a test can choose.
+struct SplitMix64 {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    /// A number in 0 ..< 1.
+    mutating func nextUnit() -> Double {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
     }
-
-    /// The current session failed or finished by itself: it is to be closed (once its opening has returned).
-    mutating func sessionEnded() -> [Action] {
-        switch source {
-        case .opening(let number, _):
-            source = .opening(number: number, ended: true)
-            return []
-        case .open(let number, let session):
-            source = .closing(number: number)
-            return [.closeSession(number: number, session)]
-        case .idle, .closing:
-            return []
-        }
-    }
-
-    /// Whether an event of session `number` is the current session's, and not of one that has ended.
-    func isCurrent(session number: Int) -> Bool {
-        switch source {
-        case .opening(number, false), .open(number, _): true
-        default: false
-        }
-    }
-
-    mutating func receive(_ count: SatelliteCount) -> [Action] {
-        satellites = count
-        return observe(.satellites(count))
-    }
-
-    func observe(_ event: ManagerEvent) -> [Action] {
-        observers.isEmpty ? [] : [.observe(Array(observers.values), event)]
-    }
-
-    mutating func skippedLine() { skippedLines += 1 }
 }

@@ -1,14 +1,20 @@
 import Dispatch
+import Foundation
 
 /// Monotonic time and timers for ``LocationManager``: the real one by default, a manual one in tests.
 package protocol ManagerClock: Sendable {
     /// Monotonic time since an arbitrary origin.
     var now: Duration { get }
+    /// Now, for a fix's ``Location/arrival``: by the monotonic clock and the wall clock.
+    var arrival: Location.Arrival { get }
     /// Runs `action` once, `delay` from now, on some thread; never, for a delay that means never.
     func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void)
 }
 
 extension Duration {
+    /// In seconds, as a `Double` (for `Date` arithmetic).
+    var timeInterval: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+
     /// A century: waits this long or longer are taken to mean "never", and no timer is set for them (timers
     /// and clocks that count in 64-bit nanoseconds would overflow on `.seconds(Int64.max)`).
     package static let never = Duration.seconds(100 * 365 * 86_400)
@@ -24,6 +30,8 @@ package struct SystemManagerClock: ManagerClock {
     package init() {}
 
     package var now: Duration { Self.origin.duration(to: .now) }
+
+    package var arrival: Location.Arrival { Location.Arrival(instant: .now, date: .now) }
 
     package func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
         guard !delay.meansNever else { return }

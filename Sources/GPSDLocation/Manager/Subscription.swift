@@ -57,6 +57,14 @@ package enum SubscriptionEvent: Sendable, Equatable {
     case ended(LocationError?)
 }
 
+/// What an observer is told: an event, numbered in the order the manager decided it. Observers are called
+/// after the manager's lock is released, by whichever thread carries the decision out, so two can arrive out of
+/// order; a later number was decided later.
+package struct Observation: Sendable {
+    package var event: ManagerEvent
+    package var sequence: UInt64
+}
+
 /// A live subscription that was given back: what it had seen.
 package struct EndedSubscription: Sendable {
     /// The best fix that did not meet the subscription's accuracy, if any.
@@ -67,6 +75,8 @@ package struct EndedSubscription: Sendable {
 package enum ManagerEvent: Sendable, Equatable {
     /// Satellites seen and used, from gpsd's SKY reports.
     case satellites(SatelliteCount)
+    /// The manager's status changed.
+    case status(LocationStatus)
     /// The source's session ended by itself: it failed (the error), or a recording ended (`nil`).
     case sessionEnded(LocationError?)
 }
@@ -93,10 +103,19 @@ struct Subscription {
 
     var consumer: Consumer
     var isOneShot: Bool
+    /// For a one-shot request: whether a session has connected since it subscribed. One that never saw a
+    /// connection fails with the first failed attempt; one whose connection dropped waits for the next.
+    var sawConnection = false
     /// The last fix delivered, for the distance filter.
     var lastDelivered: Location?
     /// The best fix that did not qualify, for a one-shot's failure.
     var best: Location?
+
+    /// Whether it is a request waiting for gpsd's held fix (a one-shot with a maximum age).
+    var wantsHeldFix: Bool {
+        if case .consumer(_, let request) = consumer { return request.isOneShot && request.maximumAge != nil }
+        return false
+    }
 
     /// Whether a fix from a POLL reply (gpsd's held fix, `age` old) may go to this subscription: streams carry
     /// the receiver's live fixes only; a one-shot request takes a held fix its `maximumAge` allows; the

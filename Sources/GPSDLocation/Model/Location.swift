@@ -86,6 +86,30 @@ public struct Location: Sendable, Hashable, Codable {
     public var status: Status
     /// The receiver that produced the fix (gpsd's device path), if known.
     public var device: String?
+    /// When the fix reached this process, by the monotonic clock and by the wall clock; `nil` for a fix not
+    /// made by a manager. Not part of what makes two fixes equal: it says when, not what.
+    public var arrival: Arrival?
+
+    /// When a fix reached this process. For a fix gpsd held (asked for with `?POLL;`), when gpsd had it, as far as
+    /// gpsd's clock tells.
+    public struct Arrival: Sendable, Hashable {
+        /// On the monotonic clock: for ages (``Location/age``).
+        public var instant: ContinuousClock.Instant
+        /// On the wall clock: for logs.
+        public var date: Date
+
+        public init(instant: ContinuousClock.Instant, date: Date) {
+            self.instant = instant
+            self.date = date
+        }
+    }
+
+    /// How long ago the fix reached this process (``arrival``), by the monotonic clock; `nil` without an arrival.
+    ///
+    /// ```swift
+    /// if let age = manager.location?.age, age > .seconds(2) { print("position is stale") }
+    /// ```
+    public var age: Duration? { arrival.map { $0.instant.duration(to: .now) } }
 
     /// Makes a location; every value but the coordinate is optional.
     ///
@@ -123,6 +147,29 @@ public struct Location: Sendable, Hashable, Codable {
         self.fix = fix
         self.status = status
         self.device = device
+    }
+}
+
+extension Location {
+    /// Equal if they describe the same fix; ``arrival`` does not count.
+    public static func == (lhs: Location, rhs: Location) -> Bool {
+        lhs.coordinate == rhs.coordinate && lhs.altitude == rhs.altitude
+            && lhs.ellipsoidalAltitude == rhs.ellipsoidalAltitude && lhs.horizontalAccuracy == rhs.horizontalAccuracy
+            && lhs.verticalAccuracy == rhs.verticalAccuracy && lhs.speed == rhs.speed
+            && lhs.speedAccuracy == rhs.speedAccuracy && lhs.course == rhs.course
+            && lhs.courseAccuracy == rhs.courseAccuracy && lhs.climb == rhs.climb && lhs.timestamp == rhs.timestamp
+            && lhs.fix == rhs.fix && lhs.status == rhs.status && lhs.device == rhs.device
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(coordinate)
+        hasher.combine(timestamp)
+        hasher.combine(device)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case coordinate, altitude, ellipsoidalAltitude, horizontalAccuracy, verticalAccuracy, speed, speedAccuracy
+        case course, courseAccuracy, climb, timestamp, fix, status, device
     }
 }
 

@@ -44,6 +44,10 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         /// says why (`EMFILE`: too many open files, `EAGAIN`: too many threads, …).
         public static let resourceUnavailable = Code(.resourceUnavailable)
 
+        /// Whether the failure may pass: gpsd could not be reached or the connection broke. A manager reconnects
+        /// after these (see ``ReconnectPolicy``); the others end the watch.
+        public var isTransient: Bool { value == .gpsdUnavailable || value == .connectionLost }
+
         /// The code in words: `gpsd unavailable`, `timed out`, …
         public var description: String { value.rawValue }
     }

@@ -8,21 +8,29 @@ import Glibc
 /// and a session closed during one lets its thread end by itself when the lookup returns.
 package final class GPSDSessionSource: LocationSource {
     let server: GPSDServer
+    /// How long each address may take to take the connection.
+    let connectTimeout: Duration
     let resources: SessionResources
 
-    package init(server: GPSDServer, resources: SessionResources = .system) {
+    package init(
+        server: GPSDServer, connectTimeout: Duration = LocationManager.defaultConnectTimeout,
+        resources: SessionResources = .system
+    ) {
         self.server = server
+        self.connectTimeout = connectTimeout
         self.resources = resources
     }
 
     package func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
-        let server = server
+        let (server, timeout) = (server, connectTimeout)
         return try ReaderThread.start(name: "gpsd:\(server.port)", resources: resources) { reader in
-            Self.read(from: server, on: reader, to: handler)
+            Self.read(from: server, connectTimeout: timeout, on: reader, to: handler)
         }
     }
 
-    private static func read(from server: GPSDServer, on reader: ReaderThread, to handler: @Sendable (SourceEvent) -> Void) {
+    private static func read(
+        from server: GPSDServer, connectTimeout: Duration, on reader: ReaderThread, to handler: @Sendable (SourceEvent) -> Void
+    ) {
         func fail(_ error: LocationError) {
             if !reader.isClosed { handler(.failed(error)) }
         }
@@ -32,12 +40,21 @@ package final class GPSDSessionSource: LocationSource {
             decoder = try ReportDecoder()
             guard let addresses = try reader.uninterruptible({ GPSDConnection.addresses(of: server) })?.get(),
                   let made = try GPSDConnection.connect(
-                      to: server, at: addresses, wake: reader.wake, isClosed: { reader.isClosed })
+                      to: server, at: addresses, wake: reader.wake, timeout: connectTimeout, isClosed: { reader.isClosed })
             else { return }
             connection = made
             try connection.send(GPSDCommand.watch(device: server.device), wake: reader.wake) { reader.isClosed }
         } catch {
             return fail(error)
+        }
+        handler(.connected)
+
+        /// Hands one line on, with what was found in it that cannot be true.
+        func deliver(_ line: ArraySlice<UInt8>) {
+            guard !reader.isClosed else { return }
+            let report = decoder.decode(line)
+            for problem in decoder.problems { handler(.rejected(problem)) }
+            handler(report.map(SourceEvent.report) ?? .skippedLine)
         }
 
         var splitter = LineSplitter()
@@ -56,16 +73,13 @@ package final class GPSDSessionSource: LocationSource {
                 }
                 guard let count else { continue }
                 if count == 0 {
+                    // Everything read before the end is delivered first, a last line without its newline too.
+                    splitter.finish(line: deliver, skipped: { handler(.skippedLine) })
                     throw LocationError(.connectionLost, "connection to gpsd at \(server) lost: gpsd closed the connection")
                 }
                 buffer.withUnsafeBytes { bytes in
-                    splitter.append(
-                        UnsafeRawBufferPointer(rebasing: bytes[0..<count]),
-                        line: { line in
-                            guard !reader.isClosed else { return }
-                            handler(decoder.decode(line).map(SourceEvent.report) ?? .skippedLine)
-                        },
-                        skipped: { handler(.skippedLine) })
+                    splitter.append(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), line: deliver,
+                                    skipped: { handler(.skippedLine) })
                 }
             } catch {
                 return fail(error)

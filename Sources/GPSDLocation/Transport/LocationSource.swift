@@ -21,8 +21,12 @@ package protocol SourceSession: Sendable {
 
 /// What a ``SourceSession`` reports.
 package enum SourceEvent: Sendable, Equatable {
+    /// The session is connected to gpsd and watching (or a recording is open).
+    case connected
     /// A report from gpsd.
     case report(GPSDReport)
+    /// Something in a report cannot be true: the value, or the whole fix, was left out of the report.
+    case rejected(ReportProblem)
     /// A line that was not a gpsd report (garbage, truncated, too long); skipped.
     case skippedLine
     /// The session failed and has ended.

@@ -33,6 +33,7 @@ final class RecordingSource: LocationSource {
             return handler(.failed(error))
         }
         defer { Syscall.close(file) }
+        handler(.connected)
 
         var reports = 0
         var pacer = ReplayPacer(pace: pace)
@@ -42,7 +43,9 @@ final class RecordingSource: LocationSource {
         /// Hands one line on, after its pause; false once the session is closed.
         func deliver(_ line: ArraySlice<UInt8>) -> Bool {
             guard !reader.isClosed else { return false }
-            guard let report = decoder.decode(line) else {
+            let decoded = decoder.decode(line)
+            for problem in decoder.problems { handler(.rejected(problem)) }
+            guard let report = decoded else {
                 handler(.skippedLine)
                 return true
             }

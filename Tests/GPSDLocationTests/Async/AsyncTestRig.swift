@@ -53,8 +53,12 @@ struct AsyncRig: Sendable {
     let clock = ManualClock()
     let gps: AsyncLocationManager
 
-    init() {
-        gps = AsyncLocationManager(manager: LocationManager(source: source, clock: managerClock))
+    /// A rig whose manager reconnects by `reconnect`: by default not at all, so that a failure ends every request
+    /// and stream, as the race matrix and the stress models expect.
+    init(reconnect: ReconnectPolicy = .never) {
+        let manager = LocationManager(source: source, clock: managerClock, jitterSeed: 1)
+        manager.reconnectPolicy = reconnect
+        gps = AsyncLocationManager(manager: manager)
     }
 
     /// Starts a request in a task of its own; the task's value is how it ended.

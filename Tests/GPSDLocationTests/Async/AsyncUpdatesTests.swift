@@ -10,7 +10,7 @@ import Testing
 struct AsyncUpdatesTests {
     private let connectionLost = LocationError(.connectionLost, "connection to gpsd at localhost:2947 lost")
 
-    private func collect(_ updates: AsyncThrowingStream<Location, any Error>) async throws -> [Location] {
+    private func collect(_ updates: LocationUpdates) async throws -> [Location] {
         var received: [Location] = []
         for try await fix in updates { received.append(fix) }
         return received

@@ -34,6 +34,7 @@ struct LocationManagerUpdatesTests: ManagerTesting {
         queue.setSpecific(key: key, value: 42)
         let onQueue = Locked<[Int?]>([])
         let manager = LocationManager(source: source, clock: clock, delegateQueue: queue)
+        manager.reconnectPolicy = .never   // the failure then reaches the delegate
         let delegate = DelegateRecorder { _, _ in onQueue.withLock { $0.append(DispatchQueue.getSpecific(key: key)) } }
         manager.delegate = delegate
         #expect(manager.delegateQueue === queue)
@@ -188,6 +189,7 @@ struct LocationManagerUpdatesTests: ManagerTesting {
         var manager: LocationManager? = LocationManager(source: source, clock: clock)
         manager?.startUpdatingLocation()
         #expect(source.isRunning)
+        manager?.delegateQueue.sync {}   // a callback running holds the manager until it returns
         manager = nil
         #expect(!source.isRunning)
         #expect(source.closeCount == 1)

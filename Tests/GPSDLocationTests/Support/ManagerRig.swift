@@ -10,8 +10,11 @@ struct ManagerRig: Sendable {
     let manager: LocationManager
     let delegate = DelegateRecorder()
 
-    init(delegateQueue: DispatchQueue? = nil) {
-        manager = LocationManager(source: source, clock: clock, delegateQueue: delegateQueue)
+    /// A rig whose manager reconnects by `reconnect`: by default not at all, so that a failure ends the watch as
+    /// the suites written for that expect.
+    init(delegateQueue: DispatchQueue? = nil, reconnect: ReconnectPolicy = .never) {
+        manager = LocationManager(source: source, clock: clock, jitterSeed: 1, delegateQueue: delegateQueue)
+        manager.reconnectPolicy = reconnect
         manager.delegate = delegate
     }
 }

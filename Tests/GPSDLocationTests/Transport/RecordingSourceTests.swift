@@ -73,11 +73,11 @@ struct RecordingSourceTests {
             manager = LocationManager(recording: url, pace: .asFastAsPossible)
             delegate = DelegateRecorder { _, event in continuation.yield(.delegate(event)) }
             manager.delegate = delegate
-            _ = manager.addObserver { event in
-                switch event {
+            _ = manager.addObserver { observation in
+                switch observation.event {
                 case .sessionEnded(nil): continuation.yield(.finished)
                 case .sessionEnded(let error?): continuation.yield(.failed(error))
-                case .satellites: break
+                case .satellites, .status: break
                 }
             }
             self.signals = signals

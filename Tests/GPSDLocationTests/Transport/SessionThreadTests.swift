@@ -109,7 +109,9 @@ struct SessionThreadTests {
         let tracking = Tracking(server: gpsd.server)
         let manager = LocationManager(source: tracking)
         let release = DispatchSemaphore(value: 0)
-        _ = manager.addObserver { _ in release.wait() }   // holds the reader thread in the SKY report
+        _ = manager.addObserver { observation in   // holds the reader thread in the SKY report
+            if case .satellites = observation.event { release.wait() }
+        }
         manager.startUpdatingLocation()
         await waitForFirstEvent(tracking)
         let thread = try #require(tracking.threadIDs.first)

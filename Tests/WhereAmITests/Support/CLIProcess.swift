@@ -20,7 +20,8 @@ final class CLIProcess: Sendable {
         var newlineTimes: [ContinuousClock.Instant] = []
         var stderr: [UInt8] = []
         var killedAfterDeadline = false
-        var waiters: [Int: (predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var waiters: [Int: (onStandardError: Bool, predicate: @Sendable (String) -> Bool,
+                             continuation: CheckedContinuation<Bool, Never>)] = [:]
         var nextWaiter = 0
         var outputClosed = false
     }
@@ -181,15 +182,15 @@ final class CLIProcess: Sendable {
 
     private static func append(_ bytes: [UInt8], into state: Locked<State>, isStandardOutput: Bool) {
         state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-            guard isStandardOutput else {
+            if isStandardOutput {
+                let now = ContinuousClock.now
+                state.newlineTimes += bytes.lazy.filter { $0 == UInt8(ascii: "\n") }.map { _ in now }
+                state.stdout += bytes
+            } else {
                 state.stderr += bytes
-                return []
             }
-            let now = ContinuousClock.now
-            state.newlineTimes += bytes.lazy.filter { $0 == UInt8(ascii: "\n") }.map { _ in now }
-            state.stdout += bytes
-            let text = String(decoding: state.stdout, as: UTF8.self)
-            let ready = state.waiters.filter { $0.value.predicate(text) }
+            let text = String(decoding: isStandardOutput ? state.stdout : state.stderr, as: UTF8.self)
+            let ready = state.waiters.filter { $0.value.onStandardError != isStandardOutput && $0.value.predicate(text) }
             for id in ready.keys { state.waiters.removeValue(forKey: id) }
             return ready.values.map(\.continuation)
         }.forEach { $0.resume(returning: true) }
@@ -208,9 +209,15 @@ final class CLIProcess: Sendable {
     /// What it wrote to standard output so far.
     var stdoutSoFar: String { state.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
 
-    /// Waits until `predicate` holds for the standard output written so far (true), its output has closed
-    /// without that (false), or `timeout` passes (false).
-    func waitForOutput(timeout: Duration, _ predicate: @escaping @Sendable (String) -> Bool) async -> Bool {
+    /// What it wrote to standard error so far.
+    var stderrSoFar: String { state.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
+
+    /// Waits until `predicate` holds for the standard output (or, with `onStandardError`, error) written so far
+    /// (true), its output has closed without that (false), or `timeout` passes (false).
+    func waitForOutput(
+        onStandardError: Bool = false, timeout: Duration, _ predicate: @escaping @Sendable (String) -> Bool
+    ) async -> Bool {
+        let read: @Sendable (State) -> [UInt8] = { onStandardError ? $0.stderr : $0.stdout }
         let id = state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
@@ -218,9 +225,9 @@ final class CLIProcess: Sendable {
         let wait = Task {
             await withCheckedContinuation { continuation in
                 let now = state.withLock { state -> Bool? in
-                    if predicate(String(decoding: state.stdout, as: UTF8.self)) { return true }
+                    if predicate(String(decoding: read(state), as: UTF8.self)) { return true }
                     if state.outputClosed { return false }
-                    state.waiters[id] = (predicate, continuation)
+                    state.waiters[id] = (onStandardError, predicate, continuation)
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }
@@ -232,7 +239,7 @@ final class CLIProcess: Sendable {
         }
         defer { timer.cancel() }
         let satisfied = await wait.value
-        return satisfied || predicate(stdoutSoFar)
+        return satisfied || predicate(onStandardError ? stderrSoFar : stdoutSoFar)
     }
 
     /// Sends SIGINT.

@@ -1,0 +1,100 @@
+import Foundation
+
+/// Something gpsd sent that cannot be true, found while decoding one report.
+package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
+        case latitude = "a latitude beyond ±90°"
+        case longitude = "a longitude beyond ±180°"
+        case time = "a time that is not a calendar time"
+        case altitude = "an altitude beyond -11 km to +1000 km"
+        case speed = "a speed beyond 0 to 12 km/s"
+        case climb = "a climb beyond ±12 km/s"
+        case course = "a course beyond 0° to 360°"
+        case accuracy = "an error estimate that is negative or absurd"
+    }
+
+    package var kind: Kind
+    /// What gpsd sent, for the log.
+    package var value: String
+
+    package init(_ kind: Kind, _ value: String) {
+        self.kind = kind
+        self.value = value
+    }
+
+    /// Whether the whole fix is dropped (its position cannot be true); otherwise only the value is.
+    package var dropsFix: Bool { kind == .latitude || kind == .longitude }
+
+    package var description: String { "\(kind.rawValue) (\(value))" }
+}
+
+/// The ranges a value of a fix must be in to be possible, generous enough for anything that moves on, under or
+/// above the earth with a GNSS receiver (a submarine, an aircraft, a satellite in low orbit), and tight enough
+/// that garbage (`1e308`, a negative speed) never reaches a user.
+enum Plausibility {
+    static let latitude = -90.0...90.0
+    static let longitude = -180.0...180.0
+    /// Metres: the deepest ocean to low earth orbit.
+    static let altitude = -11_000.0...1_000_000.0
+    /// Metres per second: faster than anything in orbit.
+    static let speed = 0.0...12_000.0
+    static let climb = -12_000.0...12_000.0
+    /// Degrees; 360 is read as 0.
+    static let course = 0.0...360.0
+    /// Metres, for horizontal and vertical error estimates.
+    static let positionError = 0.0...1_000_000.0
+    /// Metres per second, for speed and climb error estimates.
+    static let speedError = 0.0...12_000.0
+    /// Degrees, for the course error estimate.
+    static let courseError = 0.0...360.0
+    /// The years a GNSS fix can be dated in: GPS time begins in 1980.
+    static let years = 1980...2099
+
+    /// `value` if it was sent and is possible; `nil` if it was not sent, and `nil` with a problem if it cannot be.
+    static func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind,
+                      into problems: inout [ReportProblem]) -> Double? {
+        if value.isNaN { return nil }
+        guard value.isFinite, range.contains(value) else {
+            problems.append(ReportProblem(kind, "\(value)"))
+            return nil
+        }
+        return value
+    }
+
+    /// Whether `text` is a real calendar time in gpsd's format, `2025-06-01T12:00:05.000Z` (fraction optional):
+    /// libgps turns a time like `2024-13-45T99:99:99Z` into a real but wrong one, so it is checked as sent.
+    static func isCalendarTime(_ text: Substring) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return false }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else { return nil }
+                value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        let separators: [(Int, Character)] = [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":")]
+        guard separators.allSatisfy({ bytes[$0.0] == UInt8(ascii: $0.1.unicodeScalars.first!) }),
+              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19)
+        else { return false }
+        if bytes.count > 20 {
+            guard bytes[19] == UInt8(ascii: "."), bytes.count > 21, number(20..<(bytes.count - 1)) != nil else {
+                return false
+            }
+        }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        return years.contains(year) && (1...12).contains(month) && (1...days[month - 1]).contains(day)
+            && hour < 24 && minute < 60 && second <= 60
+    }
+
+    /// The text of the first `"time":"…"` member of a report, as sent.
+    static func timeText<Bytes: Collection<UInt8>>(in line: Bytes) -> Substring? {
+        let text = String(decoding: line, as: UTF8.self)
+        guard let key = text.range(of: "\"time\":\"") else { return nil }
+        guard let end = text[key.upperBound...].firstIndex(of: "\"") else { return text[key.upperBound...] }
+        return text[key.upperBound..<end]
+    }
+}

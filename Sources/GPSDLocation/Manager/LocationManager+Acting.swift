@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import Logging
+
+// The package side of ``LocationManager``: subscriptions for the async bridge, observers, and carrying out what
+// the state machine decides.
+extension LocationManager {
+    // MARK: Subscriptions (the async bridge)
+
+    /// An id to subscribe with. Giving it back with ``unsubscribe(_:)`` before ``subscribe(_:_:consumer:)``
+    /// means the subscription never happens.
+    package func reserveSubscription() -> SubscriptionID {
+        state.withLock { $0.machine.reserve() }
+    }
+
+    /// Starts a subscription under a reserved id: the source runs until it is given back or the manager ends
+    /// it, which it tells `consumer` (``SubscriptionEvent/ended(_:)``). Returns false if the id was given back
+    /// first.
+    @discardableResult
+    package func subscribe(_ id: SubscriptionID, _ request: SubscriptionRequest, consumer: any SubscriptionConsumer) -> Bool {
+        let actions = state.withLock { state -> [LocationManagerStateMachine.Action]? in
+            guard let actions = state.machine.subscribe(id, request, consumer) else { return nil }
+            state.outbox.queue(actions)
+            return actions
+        }
+        guard let actions else { return false }
+        perform(actions)
+        return true
+    }
+
+    /// ``subscribe(_:_:consumer:)`` with a consumer of its own that calls `handler` for each event.
+    @discardableResult
+    package func subscribe(
+        _ id: SubscriptionID, _ request: SubscriptionRequest, handler: @escaping @Sendable (SubscriptionEvent) -> Void
+    ) -> Bool {
+        subscribe(id, request, consumer: HandlerConsumer(handler))
+    }
+
+    /// Gives a subscription (or a reservation) back. Returns what the subscription had seen if it was still
+    /// live; `nil` if the manager had ended it already (and told its consumer so, or is about to).
+    @discardableResult
+    package func unsubscribe(_ id: SubscriptionID) -> EndedSubscription? {
+        var ended: EndedSubscription?
+        let actions = state.withLock { state in
+            state.decide { machine in
+                guard let (subscription, actions) = machine.unsubscribe(id) else { return [] }
+                ended = subscription
+                return actions
+            }
+        }
+        perform(actions)
+        return ended
+    }
+
+    /// Registers an observer told of satellite counts, status changes and the end of sessions, synchronously
+    /// on the thread that carries the decision out, never under the manager's lock. Observing does not open a
+    /// session. Returns its id and the status now, numbered as an observation.
+    package func addObserver(_ observer: @escaping @Sendable (Observation) -> Void) -> (id: Int, status: Observation) {
+        state.withLock { $0.machine.addObserver(observer) }
+    }
+
+    package func removeObserver(_ id: Int) {
+        state.withLock { $0.machine.removeObserver(id) }
+    }
+
+    /// The newest fix and how long ago it was current.
+    package var latestFix: (location: Location, age: Duration)? {
+        let now = clock.now
+        return state.withLock { state in state.machine.latest.map { ($0.location, now - $0.at) } }
+    }
+
+    // MARK: Acting
+
+    /// Carries out what the state machine decided, in order, outside the lock. Opening and closing a session
+    /// report back, and what the machine decides then is carried out next, on this thread.
+    func perform(_ actions: [LocationManagerStateMachine.Action]) {
+        var pending = actions[...]
+        while let action = pending.popFirst() {
+            switch action {
+            case .openSession(let number):
+                do {
+                    let session = try source.openSession { [weak self] event in self?.receive(event, session: number) }
+                    pending += state.withLock { $0.decide { $0.sessionOpened(number, session) } }
+                } catch {
+                    pending += state.withLock { $0.decide { $0.sessionFailedToOpen(number, error) } }
+                }
+            case .closeSession(let number, let session):
+                session.close()
+                pending += state.withLock { $0.decide { $0.sessionClosed(number) } }
+            case .requestHeldFix(let session):
+                session.requestHeldFix()
+            case .deliver, .fail, .tellStatus:
+                // Queued in the outbox, in the order decided: each block makes the oldest call still there.
+                delegateQueue.async { [weak self] in self?.callDelegate() }
+            case .notify(let consumer, let events):
+                consumer.receive(events)
+            case .observe(let observers, let observation):
+                for observer in observers { observer(observation) }
+            case .scheduleRequestTimeout(let request, let delay):
+                schedule(after: delay) { $0.requestTimedOut(request) }
+            case .scheduleReconnect(let timer, let delay):
+                schedule(after: delay) { $0.reconnectTimerFired(timer) }
+            case .scheduleWatchdog(let timer, let delay):
+                let clock = clock
+                schedule(after: delay) { $0.watchdogFired(timer, now: clock.now) }
+            case .log(let problem):
+                state.withLock { $0.logger }.warning(
+                    "gpsd sent \(problem): \(problem.dropsFix ? "the fix is dropped" : "the value is left out"); further ones are only counted")
+            }
+        }
+    }
+
+    /// Runs `decision` on the state machine after `delay`, and carries out what it decides.
+    private func schedule(
+        after delay: Duration, _ decision: @escaping @Sendable (inout LocationManagerStateMachine) -> [LocationManagerStateMachine.Action]
+    ) {
+        clock.schedule(after: delay) { [weak self] in
+            guard let self else { return }
+            self.perform(self.state.withLock { $0.decide(decision) })
+        }
+    }
+
+    private func receive(_ event: SourceEvent, session: Int) {
+        let (now, arrival) = (clock.now, clock.arrival)
+        perform(state.withLock { $0.decide { $0.handle(event, session: session, now: now, arrival: arrival) } })
+    }
+
+    /// Makes the oldest delegate call decided and not yet made, unless a stop came after it was decided; while
+    /// it runs, ``stopUpdatingLocation()`` on another thread waits for it.
+    private func callDelegate() {
+        let thread = SystemThread.currentID
+        let call = state.withLock { state -> (any LocationManagerDelegate, DelegateOutbox.Call, Int)? in
+            guard let (call, generation) = state.outbox.next(), state.machine.generation == generation,
+                  let delegate = state.delegate else { return nil }
+            state.callbacks.append((thread, generation))
+            return (delegate, call, generation)
+        }
+        guard let (delegate, made, generation) = call else { return }
+        switch made {
+        case .locations(let locations): delegate.locationManager(self, didUpdateLocations: locations)
+        case .failure(let error): delegate.locationManager(self, didFailWithError: error)
+        case .status(let status): delegate.locationManager(self, didChangeStatus: status)
+        }
+        state.withLock { state in
+            if let index = state.callbacks.lastIndex(where: { $0.thread == thread && $0.generation == generation }) {
+                state.callbacks.remove(at: index)
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+/// The ``LocationStatus`` of a manager, from what its sessions report: each input returns the new status if it
+/// changed, `nil` if not.
+struct StatusTracker {
+    /// What the reports say, apart from silence.
+    private var base = LocationStatus.stopped
+    /// Set while no report came for the stale timeout.
+    private var silence: Duration?
+    private var satellites: SatelliteCount?
+
+    var current: LocationStatus { silence.map { .stale(silentFor: $0) } ?? base }
+
+    /// Sets the status from reports; any report ends a silence.
+    private mutating func set(_ status: LocationStatus) -> LocationStatus? {
+        let before = current
+        base = status
+        silence = nil
+        return current == before ? nil : current
+    }
+
+    mutating func connecting(attempt: Int) -> LocationStatus? {
+        satellites = nil
+        return set(.connecting(attempt: attempt))
+    }
+
+    mutating func connected() -> LocationStatus? { set(.connected(gpsdVersion: nil)) }
+
+    mutating func reconnecting(attempt: Int, after delay: Duration) -> LocationStatus? {
+        set(.reconnecting(attempt: attempt, after: delay))
+    }
+
+    mutating func stopped() -> LocationStatus? { set(.stopped) }
+
+    /// No report for `duration`.
+    mutating func stale(for duration: Duration) -> LocationStatus? {
+        guard silence == nil else { return nil }
+        silence = duration
+        return current
+    }
+
+    /// A report that changes nothing of the status still ends a silence.
+    mutating func heard() -> LocationStatus? { set(base) }
+
+    mutating func version(_ release: String) -> LocationStatus? {
+        guard case .connected = base else { return heard() }
+        return set(.connected(gpsdVersion: release))
+    }
+
+    mutating func devices(count: Int) -> LocationStatus? {
+        if count == 0 { return set(.noDevice) }
+        return waitingUnlessFixing()
+    }
+
+    mutating func device(_ path: String?, active: Bool) -> LocationStatus? {
+        active ? waitingUnlessFixing() : set(.deviceGone(device: path))
+    }
+
+    mutating func sky(_ count: SatelliteCount) -> LocationStatus? {
+        satellites = count
+        if case .waitingForFix = base { return set(.waitingForFix(satellites: count)) }
+        return heard()
+    }
+
+    /// A report from the receiver without a fix: after a fix, the fix is lost (once); otherwise still waiting.
+    mutating func noFix() -> LocationStatus? {
+        switch base {
+        case .fix, .fixLost: set(.fixLost)
+        default: set(.waitingForFix(satellites: satellites))
+        }
+    }
+
+    mutating func fix(_ location: Location) -> LocationStatus? { set(.fix(location.fix, location.status)) }
+
+    /// A receiver is there: waiting for a fix, unless fixes are already coming.
+    private mutating func waitingUnlessFixing() -> LocationStatus? {
+        switch base {
+        case .fix, .fixLost, .waitingForFix: heard()
+        default: set(.waitingForFix(satellites: satellites))
+        }
+    }
+}

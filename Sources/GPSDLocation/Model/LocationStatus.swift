@@ -1,0 +1,64 @@
+/// Whether fixes are available, and if not why: what a robot's supervisor or a dashboard shows.
+///
+/// A ``LocationManager`` moves through these while something wants fixes, and tells its delegate
+/// (``LocationManagerDelegate/locationManager(_:didChangeStatus:)``) and ``AsyncLocationManager/statusUpdates()``
+/// of each change. They are transient conditions, not errors: a fatal failure is reported as a
+/// ``LocationError`` and is followed by ``stopped``.
+///
+/// ```swift
+/// for await status in gps.statusUpdates() {
+///     if case .stale = status { robot.slowDown() }
+/// }
+/// ```
+public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
+    /// Connecting to gpsd (or opening a recording); `attempt` counts from 1 since the last connection held.
+    case connecting(attempt: Int)
+    /// Connected and watching; gpsd's release once its banner has arrived.
+    case connected(gpsdVersion: String?)
+    /// gpsd has no receiver.
+    case noDevice
+    /// A receiver reports, without a fix yet: the satellites it sees and uses, once it has said.
+    case waitingForFix(satellites: SatelliteCount?)
+    /// Fixes are coming: their dimension and how they were obtained. Told again when either changes.
+    case fix(Location.Fix, Location.Status)
+    /// The receiver had a fix and has lost it. Told once, until a fix returns.
+    case fixLost
+    /// gpsd says the receiver went away (a DEVICE report with `activated` 0): unplugged, say.
+    case deviceGone(device: String?)
+    /// No report at all for `silentFor`: gpsd or the receiver has stopped talking.
+    case stale(silentFor: Duration)
+    /// The connection failed; attempt `attempt` to connect again comes after `after` (see ``ReconnectPolicy``).
+    case reconnecting(attempt: Int, after: Duration)
+    /// Nothing wants fixes, or a fatal error ended the watch.
+    case stopped
+
+    /// One line for people: `connecting (attempt 2)`, `fix 3D gps`, `reconnecting in 0.5 s (attempt 3)`, …
+    public var description: String {
+        switch self {
+        case .connecting(let attempt): attempt == 1 ? "connecting" : "connecting (attempt \(attempt))"
+        case .connected(let version): "connected" + (version.map { " to gpsd \($0)" } ?? "")
+        case .noDevice: "gpsd has no receiver"
+        case .waitingForFix(let satellites):
+            "waiting for a fix" + (satellites.map { " (\($0.used) of \($0.visible) satellites used)" } ?? "")
+        case .fix(let fix, let status): "fix \(fix.rawValue) \(status.rawValue)"
+        case .fixLost: "fix lost"
+        case .deviceGone(let device): "receiver gone" + (device.map { " (\($0))" } ?? "")
+        case .stale(let silence): "no report for \(silence.secondsText)"
+        case .reconnecting(let attempt, let delay): "reconnecting in \(delay.secondsText) (attempt \(attempt))"
+        case .stopped: "stopped"
+        }
+    }
+}
+
+extension Duration {
+    /// `0.25 s`, `8 s`: seconds for people, to the millisecond.
+    var secondsText: String {
+        let milliseconds = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+        let whole = milliseconds / 1000, fraction = milliseconds % 1000
+        guard fraction != 0 else { return "\(whole) s" }
+        var digits = String(fraction)
+        digits = String(repeating: "0", count: 3 - digits.count) + digits
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return "\(whole).\(digits) s"
+    }
+}
