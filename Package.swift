@@ -61,7 +61,7 @@ let package = Package(
         // Deterministic: scripted sources, manual clocks, loopback peers of our own. Run whole under TSan.
         .testTarget(
             name: "GPSDLocationTests",
-            dependencies: ["GPSDLocation", "GPSDTestSupport"]
+            dependencies: ["GPSDLocation", "GPSDTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // Against a real gpsd, fed by gpsfake.
         .testTarget(

@@ -37,7 +37,8 @@ package final class FakeGPSD: Sendable {
     /// `127.0.0.1:port`.
     package var server: GPSDServer { GPSDServer(host: "127.0.0.1", port: port) }
 
-    /// Listens on a free loopback port; each client is sent `greeting`, a line at a time, once accepted.
+    /// Listens on a free loopback port; each client is sent `greeting`, a line at a time, once accepted (none:
+    /// a peer that accepts and says nothing).
     package init(greeting: [String] = [FakeGPSD.versionLine]) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
@@ -137,6 +138,15 @@ package final class FakeGPSD: Sendable {
         /// Sends `line` and a newline.
         package func send(_ line: String) { sendRaw(Array((line + "\n").utf8)) }
 
+        /// Sends `bytes` one at a time, `interval` apart: a peer that trickles. Returns when all are sent.
+        package func trickle(_ bytes: [UInt8], every interval: Duration) async {
+            for byte in bytes {
+                guard !state.withLock({ $0.closed || $0.peerClosed }) else { return }
+                sendRaw([byte])
+                try? await Task.sleep(for: interval)
+            }
+        }
+
         /// Sends bytes as they are (a partial line, noise).
         package func sendRaw(_ bytes: [UInt8]) {
             var rest = bytes[...]
@@ -195,4 +205,52 @@ package final class FakeGPSD: Sendable {
             }
         }
     }
+}
+
+/// A loopback port where connections are never completed: a listener whose queue of pending connections is
+/// full and that accepts none, so a client's SYN goes unanswered, as with a host that drops packets.
+package final class UnansweredPort: Sendable {
+    package let port: UInt16
+    private let descriptors: [Int32]
+
+    package var server: GPSDServer { GPSDServer(host: "127.0.0.1", port: port) }
+
+    package init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard listener >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        guard bound, listen(listener, 0) == 0 else {
+            close(listener)
+            throw POSIXError(.EADDRINUSE)
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        // Fill the queue: connections that complete at once take its places; the first that stays in progress
+        // shows it is full.
+        var fillers: [Int32] = []
+        for _ in 0..<8 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { break }
+            fillers.append(fd)
+            let result = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            if result != 0 && errno == EINPROGRESS {
+                var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                if poll(&writable, 1, 200) == 0 { break }   // not completed: the queue is full
+            }
+        }
+        descriptors = [listener] + fillers
+    }
+
+    deinit { descriptors.forEach { close($0) } }
 }

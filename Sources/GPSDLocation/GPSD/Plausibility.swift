@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// Something gpsd sent that cannot be true, found while decoding one report.
 package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
@@ -90,11 +91,26 @@ enum Plausibility {
             && hour < 24 && minute < 60 && second <= 60
     }
 
-    /// The text of the first `"time":"…"` member of a report, as sent.
+    /// The text of the first `time` member of a report, as sent. Found as leniently as libgps finds it: its
+    /// parser also takes `"time""…"` and `"time" : "…"`.
     static func timeText<Bytes: Collection<UInt8>>(in line: Bytes) -> Substring? {
         let text = String(decoding: line, as: UTF8.self)
-        guard let key = text.range(of: "\"time\":\"") else { return nil }
-        guard let end = text[key.upperBound...].firstIndex(of: "\"") else { return text[key.upperBound...] }
-        return text[key.upperBound..<end]
+        guard let key = text.range(of: "\"time\"") else { return nil }
+        var start = key.upperBound
+        while start < text.endIndex, text[start] == ":" || text[start] == " " || text[start] == "\t" {
+            start = text.index(after: start)
+        }
+        guard start < text.endIndex, text[start] == "\"" else { return nil }
+        start = text.index(after: start)
+        guard let end = text[start...].firstIndex(of: "\"") else { return text[start...] }
+        return text[start..<end]
+    }
+
+    /// Whether a time libgps parsed is in a year a GNSS fix can be dated in, whatever text it came from.
+    static func isPlausible(_ date: Date) -> Bool {
+        var time = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        guard gmtime_r(&time, &parts) != nil else { return false }
+        return years.contains(Int(parts.tm_year) + 1900)
     }
 }

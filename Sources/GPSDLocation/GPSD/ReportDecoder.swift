@@ -62,8 +62,10 @@ package final class ReportDecoder {
     private func tpvReport(timeText: Substring?) -> GPSDReport {
         let device = deviceText()
         var timestamp: Date? = report.has_time ? GPSDTime.date(seconds: report.time_sec, nanoseconds: report.time_nsec) : nil
-        if let timeText, !Plausibility.isCalendarTime(timeText) {
-            problems.append(ReportProblem(.time, String(timeText)))
+        // The text as sent, and the time libgps made of it (its parser takes what is not even JSON).
+        let textIsTime = timeText.map(Plausibility.isCalendarTime) ?? true
+        if !textIsTime || timestamp.map(Plausibility.isPlausible) == false {
+            problems.append(ReportProblem(.time, timeText.map(String.init) ?? timestamp.map(GPSDTime.string(from:)) ?? ""))
             timestamp = nil
         }
         // A position with a part missing (NaN) is no position; one that cannot be true drops the fix.

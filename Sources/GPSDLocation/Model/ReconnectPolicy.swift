@@ -45,13 +45,14 @@ public struct ReconnectPolicy: Sendable, Hashable {
 
     /// The delay before trying again after `failures` (from 1) attempts in a row have failed, with `unit`
     /// (0 ..< 1, uniformly random in use) choosing where in the jitter it falls: a pure function, so tests can
-    /// check every delay. `initialDelay` after one failure, then growing by `multiplier` up to `maximumDelay`.
+    /// check every delay. `initialDelay` after one failure, then growing by `multiplier` up to `maximumDelay`;
+    /// in whole microseconds.
     public func delay(afterFailures failures: Int, unit: Double) -> Duration {
         let (initial, maximum) = (initialDelay.timeInterval, maximumDelay.timeInterval)
         let growth = (0..<max(0, failures - 1)).reduce(initial) { delay, _ in min(delay * max(multiplier, 1), maximum) }
         let base = min(growth, maximum)
         let spread = max(0, min(jitter, 1))
         let jittered = base * (1 - spread + 2 * spread * min(max(unit, 0), 1))
-        return .seconds(max(0, jittered))
+        return .microseconds(Int64((max(0, jittered) * 1_000_000).rounded()))   // whole microseconds
     }
 }

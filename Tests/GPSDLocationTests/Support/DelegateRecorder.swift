@@ -19,10 +19,16 @@ enum DelegateEvent: Sendable, Equatable, CustomStringConvertible {
 /// The calls a delegate received, in order; may outlive the delegate.
 final class DelegateEventLog: Sendable {
     private let storage = Locked<[DelegateEvent]>([])
+    private let statusStorage = Locked<[LocationStatus]>([])
 
     func append(_ event: DelegateEvent) { storage.withLock { $0.append(event) } }
 
+    func append(_ status: LocationStatus) { statusStorage.withLock { $0.append(status) } }
+
     var events: [DelegateEvent] { storage.withLock { $0 } }
+
+    /// The status changes it was told of, in order (kept apart from ``events``).
+    var statuses: [LocationStatus] { statusStorage.withLock { $0 } }
 
     /// Every fix delivered, flattened, in order.
     var locations: [Location] {
@@ -57,6 +63,11 @@ final class DelegateRecorder: LocationManagerDelegate {
     var events: [DelegateEvent] { log.events }
     var locations: [Location] { log.locations }
     var errors: [LocationError] { log.errors }
+    var statuses: [LocationStatus] { log.statuses }
+
+    func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus) {
+        log.append(status)
+    }
 
     func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
         record(.locations(locations), manager)

@@ -1,0 +1,150 @@
+import Foundation
+@testable import GPSDLocation
+import Testing
+
+/// What the decoder does with values that cannot be true: a position drops the fix, anything else is left out,
+/// and every one is reported as a problem.
+@Suite("Plausibility")
+struct PlausibilityTests {
+    private let decoder: ReportDecoder
+
+    init() throws { decoder = try ReportDecoder() }
+
+    private func tpv(_ members: String) -> String {
+        #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time":"2025-06-01T12:00:05.000Z","# + members + "}"
+    }
+
+    private func decode(_ line: String) -> (GPSDReport?, [ReportProblem.Kind]) {
+        let report = decoder.decode(Array(line.utf8))
+        return (report, decoder.problems.map(\.kind))
+    }
+
+    // MARK: The four reports of the resilience issue
+
+    @Test(arguments: [
+        (#""lat":91.5,"lon":13.4"#, ReportProblem.Kind.latitude),
+        (#""lat":52.5,"lon":200"#, .longitude),
+        (#""lat":1e308,"lon":1e308"#, .latitude),
+        (#""lat":-90.000001,"lon":0"#, .latitude),
+        (#""lat":1e400,"lon":0"#, .latitude),
+    ])
+    func aPositionThatCannotBeTrueDropsTheFix(members: String, kind: ReportProblem.Kind) {
+        let (report, problems) = decode(tpv(members + #","altMSL":40.0"#))
+        #expect(report == .other, "not a fix, not a lost fix")
+        #expect(problems.first == kind)
+        #expect(decoder.problems.first?.dropsFix == true)
+    }
+
+    @Test func aTimeThatIsNotACalendarTimeIsLeftOutAndTheFixKept() throws {
+        let line = #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time":"2024-13-45T99:99:99Z","lat":52.5,"lon":13.4}"#
+        let (report, problems) = decode(line)
+        guard case .fix(let location) = try #require(report) else {
+            Issue.record("expected a fix, got \(String(describing: report))")
+            return
+        }
+        #expect(location.timestamp == nil, "not the 2023-12-31 libgps makes of it")
+        #expect(location.coordinate == Location.Coordinate(latitude: 52.5, longitude: 13.4))
+        #expect(problems == [.time])
+    }
+
+    @Test func aTimeLibgpsReadsFromBrokenJSONIsCheckedToo() throws {
+        // Found by fuzzing: libgps takes `"time""…"` (no colon) and makes year 225 of "225-6-01T…".
+        let line = #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time""225-6-01T14:58:29.000Z","lat":1,"lon":2}"#
+        let (report, problems) = decode(line)
+        guard case .fix(let location) = try #require(report) else {
+            Issue.record("expected a fix, got \(String(describing: report))")
+            return
+        }
+        #expect(location.timestamp == nil)
+        #expect(problems == [.time])
+    }
+
+    @Test func theEdgesOfThePossibleArePossible() throws {
+        let (report, problems) = decode(tpv(#""lat":-90,"lon":180,"altMSL":-11000,"speed":0,"track":359.99"#))
+        guard case .fix(let location) = try #require(report) else {
+            Issue.record("expected a fix, got \(String(describing: report))")
+            return
+        }
+        #expect(location.coordinate == Location.Coordinate(latitude: -90, longitude: 180))
+        #expect(location.altitude == -11000 && location.speed == 0 && location.course == 359.99)
+        #expect(problems.isEmpty)
+    }
+
+    // MARK: Values left out
+
+    @Test(arguments: [
+        (#""altMSL":1e308"#, ReportProblem.Kind.altitude, "altitude"),
+        (#""altHAE":-20000"#, .altitude, "ellipsoidalAltitude"),
+        (#""speed":-0.5"#, .speed, "speed"),
+        (#""speed":99999"#, .speed, "speed"),
+        (#""climb":-1e9"#, .climb, "climb"),
+        (#""track":400"#, .course, "course"),
+        (#""track":-1"#, .course, "course"),
+        (#""eph":-3"#, .accuracy, "horizontalAccuracy"),
+        (#""epv":1e12"#, .accuracy, "verticalAccuracy"),
+        (#""eps":-1"#, .accuracy, "speedAccuracy"),
+        (#""epd":720"#, .accuracy, "courseAccuracy"),
+    ])
+    func anAbsurdValueIsLeftOutAndTheFixKept(member: String, kind: ReportProblem.Kind, field: String) throws {
+        let (report, problems) = decode(tpv(#""lat":52.5,"lon":13.4,"# + member))
+        guard case .fix(let location) = try #require(report) else {
+            Issue.record("expected a fix, got \(String(describing: report))")
+            return
+        }
+        let values: [String: Double?] = [
+            "altitude": location.altitude, "ellipsoidalAltitude": location.ellipsoidalAltitude, "speed": location.speed,
+            "climb": location.climb, "course": location.course, "horizontalAccuracy": location.horizontalAccuracy,
+            "verticalAccuracy": location.verticalAccuracy, "speedAccuracy": location.speedAccuracy,
+            "courseAccuracy": location.courseAccuracy,
+        ]
+        #expect(values[field] == .some(nil), "\(field) is left out")
+        #expect(location.coordinate.latitude == 52.5)
+        #expect(problems == [kind])
+        #expect(decoder.problems.first?.dropsFix == false)
+    }
+
+    @Test func aCourseOf360IsNorth() throws {
+        let (report, _) = decode(tpv(#""lat":52.5,"lon":13.4,"track":360"#))
+        guard case .fix(let location) = try #require(report) else {
+            Issue.record("no fix")
+            return
+        }
+        #expect(location.course == 0)
+    }
+
+    @Test func aHeldFixThatCannotBeTrueIsDroppedFromAPollReply() throws {
+        let line = #"{"class":"POLL","time":"2025-06-01T12:00:06.000Z","active":1,"tpv":[{"class":"TPV","device":"/dev/a","mode":3,"time":"2025-06-01T12:00:05.000Z","lat":95,"lon":10}],"sky":[]}"#
+        let (report, problems) = decode(line)
+        #expect(report == .poll(time: GPSDTime.date(from: "2025-06-01T12:00:06.000Z"), reports: []))
+        #expect(problems == [.latitude])
+    }
+
+    // MARK: Calendar times
+
+    @Test(arguments: [
+        "2025-06-01T12:00:05.000Z", "2025-06-01T12:00:05Z", "2024-02-29T00:00:00.5Z", "2016-12-31T23:59:60.000Z",
+        "1980-01-06T00:00:00Z", "2099-12-31T23:59:59.999999Z",
+    ])
+    func calendarTimes(text: String) {
+        #expect(Plausibility.isCalendarTime(Substring(text)))
+    }
+
+    @Test(arguments: [
+        "2024-13-45T99:99:99Z", "2023-02-29T00:00:00Z", "2025-04-31T12:00:00Z", "2025-00-10T12:00:00Z",
+        "2025-06-01T24:00:00Z", "2025-06-01T12:60:00Z", "2025-06-01T12:00:61Z", "1979-12-31T23:59:59Z",
+        "2025-06-01 12:00:05Z", "2025-06-01T12:00:05", "2025-06-01T12:00:05.Z", "2025-6-01T12:00:05Z", "",
+        "2025-06-01T12:00:05.00xZ",
+    ])
+    func notCalendarTimes(text: String) {
+        #expect(!Plausibility.isCalendarTime(Substring(text)))
+    }
+
+    // MARK: Receivers coming and going
+
+    @Test func aDeviceReportSaysWhetherTheReceiverIsThere() {
+        let opened = #"{"class":"DEVICE","path":"/dev/pts/1","driver":"NMEA0183","activated":"2025-06-01T12:00:00.000Z","flags":1,"native":0,"bps":4800,"parity":"N","stopbits":1,"cycle":1.00}"#
+        #expect(decode(opened).0 == .device(path: "/dev/pts/1", active: true))
+        let closed = #"{"class":"DEVICE","path":"/dev/pts/1","activated":0}"#
+        #expect(decode(closed).0 == .device(path: "/dev/pts/1", active: false))
+    }
+}

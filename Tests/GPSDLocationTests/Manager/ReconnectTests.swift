@@ -1,0 +1,158 @@
+import Foundation
+import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+/// Reconnection, on a scripted source and the manual clock: every delay is exact (the rig's policy has no
+/// jitter) and every timer runs when the test advances the clock.
+@Suite("LocationManager: reconnecting", .timeLimit(.minutes(1)))
+struct ReconnectTests: ManagerTesting {
+    static let policy = ReconnectPolicy(jitter: 0)
+    let rig = ManagerRig(reconnect: ReconnectTests.policy)
+    let lost = LocationError(.connectionLost, "connection to gpsd lost: gpsd closed the connection")
+    let refused = LocationError(.gpsdUnavailable, "cannot connect to gpsd: connect: Connection refused")
+
+    @Test func continuousUpdatesGoOnAfterTheConnectionDrops() {
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        source.send(Location.sample(second: 1))
+        source.send(.failed(lost))
+        #expect(source.openCount == 1 && source.closeCount == 1)
+        #expect(manager.status == .reconnecting(attempt: 2, after: .milliseconds(250)))
+        clock.advance(by: .milliseconds(249))
+        #expect(source.openCount == 1, "not before the delay")
+        clock.advance(by: .milliseconds(1))
+        #expect(source.openCount == 2, "the next attempt, 0.25 s later")
+        source.send(.connected)
+        source.send(Location.sample(second: 2))
+        drain()
+        #expect(delegate.locations == [Location.sample(second: 1), Location.sample(second: 2)])
+        #expect(delegate.errors.isEmpty, "a dropped connection is a status, not an error")
+        #expect(delegate.statuses.map(\.caseName) == [
+            "connecting", "connected", "fix", "reconnecting", "connecting", "connected", "fix",
+        ])
+    }
+
+    @Test func theDelayDoublesUpToItsCapAndResetsOnceAConnectionHolds() {
+        manager.startUpdatingLocation()
+        var delays: [Duration] = []
+        for _ in 0..<8 {
+            source.send(.failed(refused))
+            guard case .reconnecting(_, let delay) = manager.status else {
+                Issue.record("not reconnecting: \(manager.status)")
+                return
+            }
+            delays.append(delay)
+            clock.advance(by: delay)
+        }
+        #expect(delays == [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8),
+                           .seconds(8), .seconds(8)])
+        #expect(manager.status == .connecting(attempt: 9))
+        source.send(.connected)
+        source.send(.failed(lost))
+        #expect(manager.status == .reconnecting(attempt: 2, after: .milliseconds(250)), "counted afresh")
+        drain()
+        #expect(delegate.errors.isEmpty)
+    }
+
+    @Test func aRequestWhoseFirstConnectionIsRefusedFailsAtOnce() {
+        manager.requestLocation()
+        source.send(.failed(refused))
+        drain()
+        #expect(delegate.errors == [refused])
+        #expect(!source.isRunning && clock.pendingTimerCount == 1, "only the request's own timeout is left")
+        #expect(manager.status == .stopped)
+    }
+
+    @Test func aRequestWhoseConnectionDroppedWaitsForTheNext() {
+        manager.requestLocation()
+        source.send(.connected)
+        source.send(.failed(lost))
+        clock.advance(by: .milliseconds(250))
+        #expect(source.openCount == 2)
+        source.send(.failed(refused))   // a refused attempt no longer ends it: it had a connection
+        clock.advance(by: .milliseconds(500))
+        source.send(.connected)
+        let fix = Location.sample(second: 7)
+        source.send(fix)
+        drain()
+        #expect(delegate.locations == [fix])
+        #expect(delegate.errors.isEmpty)
+        #expect(!source.isRunning)
+    }
+
+    @Test func aStreamSurvivesWhileARequestThatNeverConnectedFails() async throws {
+        let gps = AsyncLocationManager(manager: manager)
+        let request = Task { try await gps.requestLocation(timeout: .seconds(60)) }
+        await source.waitForOpening()   // the request has subscribed: it opened the session
+        let updates = gps.updates()
+        source.send(.failed(refused))
+        let error = await #expect(throws: LocationError.self) { try await request.value }
+        #expect(error?.code == .gpsdUnavailable)
+        clock.advance(by: .milliseconds(250))
+        source.send(.connected)
+        source.send(Location.sample(second: 3))
+        var iterator = updates.makeAsyncIterator()
+        #expect(try await iterator.next() == Location.sample(second: 3), "the stream went on")
+        gps.stop()
+    }
+
+    @Test func whenRetriesRunOutTheFailureEndsTheWatch() {
+        manager.reconnectPolicy = ReconnectPolicy(jitter: 0, maximumRetries: 2)
+        manager.startUpdatingLocation()
+        source.send(.failed(refused))
+        clock.advance(by: .milliseconds(250))
+        source.send(.failed(refused))
+        clock.advance(by: .milliseconds(500))
+        source.send(.failed(refused))
+        drain()
+        #expect(delegate.errors == [refused])
+        #expect(source.openCount == 3 && !source.isRunning)
+        #expect(manager.status == .stopped)
+    }
+
+    @Test func stoppingDuringTheBackoffCancelsTheNextAttempt() {
+        manager.startUpdatingLocation()
+        source.send(.failed(refused))
+        manager.stopUpdatingLocation()
+        #expect(manager.status == .stopped)
+        clock.advance(by: .seconds(1))
+        #expect(source.openCount == 1, "the timer found nothing to reconnect")
+    }
+
+    @Test func aFixSentAgainAfterTheReconnectionIsNotDeliveredTwice() {
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        let last = Location.sample(second: 5)
+        source.send(last)
+        source.send(.failed(lost))
+        clock.advance(by: .milliseconds(250))
+        source.send(.connected)
+        source.send(last)                     // gpsd's current fix, sent again on the new connection
+        source.send(Location.sample(second: 6))
+        drain()
+        #expect(delegate.locations == [last, Location.sample(second: 6)])
+    }
+
+    @Test func aRequestForGPSDsHeldFixAsksTheSessionAfterAReconnection() {
+        let id = manager.reserveSubscription()
+        manager.subscribe(id, .oneShot(maximumAge: .seconds(5))) { _ in }
+        source.send(.connected)
+        source.send(.failed(lost))
+        clock.advance(by: .milliseconds(250))
+        #expect(source.heldFixRequests(inSession: 1) == 1)
+        #expect(source.heldFixRequests(inSession: 2) == 1, "asked again on the new connection")
+        manager.unsubscribe(id)
+    }
+
+    @Test func gpsdsErrorIsNotRetried() {
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        source.send(.report(.error("No such device as /dev/nonexistent")))
+        drain()
+        #expect(delegate.errors.map(\.code) == [.protocolError])
+        #expect(manager.status == .stopped)
+        clock.advance(by: .seconds(60))
+        #expect(source.openCount == 1, "no reconnection")
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+/// ``LocationStatus`` as the manager derives it from what its sessions report, and the watchdog that says when
+/// they fall silent; on a scripted source and the manual clock.
+@Suite("LocationManager: status", .timeLimit(.minutes(1)))
+struct StatusTests: ManagerTesting {
+    let rig = ManagerRig(reconnect: ReconnectPolicy(jitter: 0))
+
+    private func noFix() -> SourceEvent { .report(.noFix(device: "/dev/ttyUSB0", time: nil)) }
+
+    @Test func aSessionFromConnectingToAFix() {
+        #expect(manager.status == .stopped)
+        manager.startUpdatingLocation()
+        #expect(manager.status == .connecting(attempt: 1))
+        source.send(.connected)
+        source.send(.report(.version("3.22")))
+        source.send(.report(.devices(count: 0)))
+        #expect(manager.status == .noDevice)
+        source.send(.report(.device(path: "/dev/ttyUSB0", active: true)))
+        #expect(manager.status == .waitingForFix(satellites: nil))
+        source.send(.report(.sky(SatelliteCount(visible: 9, used: 0))))
+        source.send(noFix())
+        #expect(manager.status == .waitingForFix(satellites: SatelliteCount(visible: 9, used: 0)))
+        source.send(.report(.sky(SatelliteCount(visible: 11, used: 6))))
+        var twoD = Location.sample(second: 1)
+        twoD.fix = .twoDimensional
+        source.send(twoD)
+        source.send(Location.sample(second: 2))
+        source.send(Location.sample(second: 3))   // the same kind of fix: no new status
+        drain()
+        #expect(delegate.statuses == [
+            .connecting(attempt: 1), .connected(gpsdVersion: nil), .connected(gpsdVersion: "3.22"), .noDevice,
+            .waitingForFix(satellites: nil), .waitingForFix(satellites: SatelliteCount(visible: 9, used: 0)),
+            .waitingForFix(satellites: SatelliteCount(visible: 11, used: 6)), .fix(.twoDimensional, .gps),
+            .fix(.threeDimensional, .gps),
+        ])
+    }
+
+    @Test func aLostFixIsToldOnceUntilAFixReturns() {
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        source.send(Location.sample(second: 1))
+        source.send(noFix())
+        source.send(noFix())
+        source.send(.report(.sky(SatelliteCount(visible: 4, used: 0))))
+        source.send(noFix())
+        source.send(Location.sample(second: 5))
+        drain()
+        #expect(delegate.statuses.map(\.caseName) == ["connecting", "connected", "fix", "fixLost", "fix"])
+    }
+
+    @Test func aReceiverThatGoesAwayAndComesBack() {
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        source.send(Location.sample(second: 1))
+        source.send(.report(.device(path: "/dev/ttyUSB0", active: false)))
+        #expect(manager.status == .deviceGone(device: "/dev/ttyUSB0"))
+        source.send(.report(.device(path: "/dev/ttyUSB0", active: true)))
+        #expect(manager.status == .waitingForFix(satellites: nil))
+        source.send(Location.sample(second: 9))
+        #expect(manager.status == .fix(.threeDimensional, .gps))
+    }
+
+    @Test func silenceMakesTheStatusStaleAndAnyReportEndsIt() {
+        manager.staleTimeout = .seconds(5)
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        source.send(Location.sample(second: 1))
+        clock.advance(by: .seconds(3))
+        source.send(Location.sample(second: 2))   // heard at 3 s: stale no sooner than at 8 s
+        clock.advance(by: .seconds(4))
+        #expect(manager.status == .fix(.threeDimensional, .gps), "7 s: 4 s of silence")
+        clock.advance(by: .seconds(1))
+        #expect(manager.status == .stale(silentFor: .seconds(5)), "8 s: 5 s of silence")
+        clock.advance(by: .seconds(60))
+        #expect(manager.status == .stale(silentFor: .seconds(5)), "told once")
+        source.send(.skippedLine)
+        #expect(manager.status == .stale(silentFor: .seconds(5)), "garbage is not a report")
+        source.send(Location.sample(second: 3))
+        #expect(manager.status == .fix(.threeDimensional, .gps))
+        clock.advance(by: .seconds(5))
+        #expect(manager.status == .stale(silentFor: .seconds(5)), "and the watchdog watches again")
+        drain()
+        #expect(delegate.statuses.map(\.caseName) == ["connecting", "connected", "fix", "stale", "fix", "stale"])
+    }
+
+    @Test func aConnectionThatSaysNothingGoesStale() {
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        clock.advance(by: LocationManager.defaultStaleTimeout)
+        #expect(manager.status == .stale(silentFor: .seconds(5)))
+    }
+
+    @Test func theDelegateHearsNoStatusAfterItStopped() {
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        drain()   // a stop drops callbacks not yet made: these two are made
+        manager.stopUpdatingLocation()
+        #expect(manager.status == .stopped)
+        drain()
+        #expect(delegate.statuses == [.connecting(attempt: 1), .connected(gpsdVersion: nil)], "no stopped after the stop")
+    }
+
+    @Test func theStatusStreamStartsWithTheStatusNowThenFollowsEachChangeAndEndsWithStop() async {
+        let gps = AsyncLocationManager(manager: manager)
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        var statuses = gps.statusUpdates().makeAsyncIterator()
+        #expect(await statuses.next() == .connected(gpsdVersion: nil), "the status now")
+        source.send(noFix())
+        #expect(await statuses.next() == .waitingForFix(satellites: nil))
+        source.send(Location.sample(second: 1))
+        #expect(await statuses.next() == .fix(.threeDimensional, .gps))
+        gps.stop()
+        #expect(await statuses.next() == nil, "stop() ends it")
+        manager.stopUpdatingLocation()
+    }
+}
