@@ -63,6 +63,11 @@ let package = Package(
             name: "GPSDLocationTests",
             dependencies: ["GPSDLocation", "GPSDTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
+        // A million reports through the live path, measuring memory (not under TSan: it would take too long).
+        .testTarget(
+            name: "GPSDLocationSoakTests",
+            dependencies: ["GPSDLocation", "GPSDTestSupport"]
+        ),
         // Against a real gpsd, fed by gpsfake.
         .testTarget(
             name: "GPSDLocationLiveTests",

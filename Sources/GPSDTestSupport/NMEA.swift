@@ -1,0 +1,49 @@
+package import Foundation
+
+/// NMEA 0183 sentences for logs made in tests: one receiver cycle at a time, with correct checksums.
+package enum NMEA {
+    /// One cycle of a receiver with a 3D fix at `time`: RMC, GGA and GSA (or GGA first, then RMC and GSA, as some
+    /// receivers send them), with CRLF line ends.
+    package static func epoch(
+        time: Date, latitude: Double, longitude: Double, altitude: Double = 34.5, knots: Double = 5.8,
+        course: Double = 90, ggaFirst: Bool = false
+    ) -> String {
+        var parts = tm()
+        var seconds = time_t(time.timeIntervalSince1970)
+        gmtime_r(&seconds, &parts)
+        let clock = String(format: "%02d%02d%02d.00", parts.tm_hour, parts.tm_min, parts.tm_sec)
+        let date = String(format: "%02d%02d%02d", parts.tm_mday, parts.tm_mon + 1, parts.tm_year % 100)
+        let (lat, ns) = degreesMinutes(latitude, width: 2, positive: "N", negative: "S")
+        let (lon, ew) = degreesMinutes(longitude, width: 3, positive: "E", negative: "W")
+        let rmc = sentence("GPRMC,\(clock),A,\(lat),\(ns),\(lon),\(ew),\(String(format: "%.1f", knots)),"
+                           + "\(String(format: "%.1f", course)),\(date),,,A")
+        let gga = sentence("GPGGA,\(clock),\(lat),\(ns),\(lon),\(ew),1,08,1.0,\(String(format: "%.1f", altitude)),M,17.0,M,,")
+        let gsa = sentence("GPGSA,A,3,01,02,03,04,05,06,07,08,,,,,2.0,1.0,1.5")
+        return ggaFirst ? gga + rmc + gsa : rmc + gga + gsa
+    }
+
+    /// One cycle of a receiver without a fix at `time`: RMC void, GGA of quality 0, GSA of no fix.
+    package static func noFixEpoch(time: Date) -> String {
+        var parts = tm()
+        var seconds = time_t(time.timeIntervalSince1970)
+        gmtime_r(&seconds, &parts)
+        let clock = String(format: "%02d%02d%02d.00", parts.tm_hour, parts.tm_min, parts.tm_sec)
+        let date = String(format: "%02d%02d%02d", parts.tm_mday, parts.tm_mon + 1, parts.tm_year % 100)
+        return sentence("GPRMC,\(clock),V,,,,,,,\(date),,,N") + sentence("GPGGA,\(clock),,,,,0,00,99.99,,,,,,")
+            + sentence("GPGSA,A,1,,,,,,,,,,,,,99.99,99.99,99.99")
+    }
+
+    /// `$body*XX` and CRLF, XX the XOR of the body's bytes.
+    package static func sentence(_ body: String) -> String {
+        let checksum = body.utf8.reduce(UInt8(0), ^)
+        return "$\(body)*\(String(format: "%02X", checksum))\r\n"
+    }
+
+    /// ddmm.mmmmmm (or dddmm.mmmmmm) and its hemisphere.
+    private static func degreesMinutes(_ value: Double, width: Int, positive: String, negative: String) -> (String, String) {
+        let magnitude = abs(value)
+        let degrees = Int(magnitude)
+        let minutes = (magnitude - Double(degrees)) * 60
+        return (String(format: "%0\(width)d%09.6f", degrees, minutes), value < 0 ? negative : positive)
+    }
+}
