@@ -246,6 +246,12 @@ public final class GPSFake: Sendable {
     /// Whether gpsfake is still running (a `once` log ends it `lingerAfterEnd` seconds after its last sentence).
     public var isRunning: Bool { !ProcFS.hasEnded(processID) }
 
+    /// Stops gpsfake and its gpsd with SIGSTOP, as `kill -STOP` would: the connection stays open and silent.
+    public func suspend() { kill(-processID, SIGSTOP) }
+
+    /// Lets a suspended gpsfake and gpsd go on (SIGCONT). ``stop()`` ends a suspended one too.
+    public func resume() { kill(-processID, SIGCONT) }
+
     /// Ends gpsfake and its gpsd (see *Ending it*), waits until the group is gone, and removes the private
     /// `TMPDIR`. Idempotent; ``run(logs:cycle:once:lingerAfterEnd:waitForClient:port:_:)`` calls it.
     public func stop() async {

@@ -15,12 +15,10 @@ struct LiveReconnectTests {
     /// Segment `segment` of one continuous track moving east: its epochs, one log.
     static func segment(_ segment: Int, in directory: URL) throws -> URL {
         let first = segment * epochsPerSegment
-        let text = (first..<(first + epochsPerSegment)).map { index in
+        let cycles = (first..<(first + epochsPerSegment)).map { index in
             NMEA.epoch(time: time(index), latitude: 52.5, longitude: 13.4 + Double(index) * 0.0001)
-        }.joined()
-        let url = directory.appendingPathComponent("segment\(segment).nmea")
-        try Data(text.utf8).write(to: url)
-        return url
+        }
+        return try writeLog(cycles, named: "segment\(segment).nmea", in: directory)
     }
 
     @Test("gpsd killed mid-stream and started again on its port, 10 times: the stream goes on, in order, losing nothing sent after a restart, no duplicate")

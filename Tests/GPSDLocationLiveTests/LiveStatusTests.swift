@@ -8,37 +8,76 @@ import Testing
 struct LiveStatusTests {
     @Test("fixes, a stretch without, fixes again, the log's end: fix, fix lost once, fix, receiver gone, reconnecting")
     func aLogToItsEnd() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("status-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let start = Date(timeIntervalSince1970: 1_748_779_200)
-        let text = (0..<15).map { second -> String in
+        let cycles = (0..<15).map { second -> String in
             let time = start.addingTimeInterval(Double(second))
             return (5..<10).contains(second) ? NMEA.noFixEpoch(time: time)
                 : NMEA.epoch(time: time, latitude: 52.5, longitude: 13.4 + Double(second) * 0.0001)
-        }.joined()
-        let log = directory.appendingPathComponent("fix-nofix-fix.nmea")
-        try Data(text.utf8).write(to: log)
-
-        try await GPSFake.run(logs: [log], cycle: 0.02, once: true, lingerAfterEnd: 1, waitForClient: true) { fake in
-            let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
-            let delegate = StreamingDelegate()
-            manager.delegate = delegate
-            manager.startUpdatingLocation()
-            let (statuses, locations, error) = await delegate.collectStatuses { $0.caseName == "reconnecting" }
-            manager.stopUpdatingLocation()
-            #expect(error == nil)
-            #expect(locations.count >= 10, "\(locations.count) fixes")
-            // Without the waiting the gate's empty DEVICES causes, and the repeats of a state.
-            var names: [String] = []
-            for name in statuses.map(\.caseName) where name != "noDevice" && name != "waitingForFix" && names.last != name {
-                names.append(name)
+        }
+        try await withScratchDirectory { directory in
+            let log = try writeLog(cycles, named: "fix-nofix-fix.nmea", in: directory)
+            try await GPSFake.run(logs: [log], cycle: 0.02, once: true, lingerAfterEnd: 1, waitForClient: true) { fake in
+                let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
+                let delegate = StreamingDelegate()
+                manager.delegate = delegate
+                manager.startUpdatingLocation()
+                let (statuses, locations, error) = await delegate.collectStatuses { $0.caseName == "reconnecting" }
+                manager.stopUpdatingLocation()
+                #expect(error == nil)
+                #expect(locations.count >= 10, "\(locations.count) fixes")
+                // Without the waiting the gate's empty DEVICES causes, and the repeats of a state.
+                var names: [String] = []
+                for name in statuses.map(\.caseName) where name != "noDevice" && name != "waitingForFix" && names.last != name {
+                    names.append(name)
+                }
+                #expect(names == ["connecting", "connected", "fix", "fixLost", "fix", "deviceGone", "reconnecting"],
+                        "\(statuses.map(\.description))")
+                let gone = statuses.compactMap { status -> String?? in
+                    if case .deviceGone(let device) = status { device } else { nil }
+                }
+                #expect(gone.count == 1 && gone[0]?.isEmpty == false, "names the receiver: \(gone)")
             }
-            #expect(names == ["connecting", "connected", "fix", "fixLost", "fix", "deviceGone", "reconnecting"],
-                    "\(statuses.map(\.description))")
-            #expect(statuses.contains(.deviceGone(device: statuses.compactMap { status -> String? in
-                if case .deviceGone(let device) = status { device } else { nil }
-            }.first)), "names the receiver")
+        }
+    }
+}
+
+/// A gpsd stopped with SIGSTOP keeps its connection open and says nothing: the watchdog's case.
+@Suite("A silent gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
+struct LiveStaleTests {
+    @Test("gpsd stopped mid-stream: stale once, no error, the last fix ages; resumed: fixes again, without reconnecting")
+    func suspendedGPSD() async throws {
+        let start = Date(timeIntervalSince1970: 1_748_779_200)
+        let cycles = (0..<600).map { second in
+            NMEA.epoch(time: start.addingTimeInterval(Double(second)), latitude: 52.5,
+                       longitude: 13.4 + Double(second) * 0.0001)
+        }
+        try await withScratchDirectory { directory in
+            let log = try writeLog(cycles, named: "long.nmea", in: directory)
+            try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in
+                let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
+                manager.staleTimeout = .seconds(1)
+                let delegate = StreamingDelegate()
+                manager.delegate = delegate
+                manager.startUpdatingLocation()
+                defer { manager.stopUpdatingLocation() }
+
+                let before = await delegate.collectStatuses { $0.caseName == "fix" }
+                #expect(before.error == nil)
+                fake.suspend()
+                let silent = await delegate.collectStatuses { $0.caseName == "stale" }
+                let ageWhenStale = manager.location?.age
+                fake.resume()
+                let after = await delegate.collectStatuses { $0.caseName == "fix" }
+
+                #expect(silent.error == nil && after.error == nil, "silence is a status, not an error")
+                #expect(silent.statuses.map(\.caseName) == ["stale"], "\(silent.statuses)")
+                if case .stale(let silence)? = silent.statuses.last {
+                    #expect(silence >= .seconds(1), "reported after the stale timeout: \(silence)")
+                }
+                #expect(ageWhenStale.map { $0 >= .seconds(1) } == true, "the last fix aged: \(ageWhenStale as Any)")
+                #expect(after.statuses.map(\.caseName) == ["fix"], "the same connection goes on: \(after.statuses)")
+                #expect(manager.location?.age.map { $0 < .seconds(1) } == true, "a fresh fix after the resume")
+            }
         }
     }
 }
