@@ -64,7 +64,7 @@ struct LiveReconnectTests {
                 "each gpsd's first epoch arrived: nothing it sent after the restart was lost")
         let seen = statuses.withLock { $0 }
         let delays = seen.compactMap { status -> Duration? in
-            if case .reconnecting(_, let delay) = status { delay } else { nil }
+            if case .reconnecting(_, let delay, _) = status { delay } else { nil }
         }
         #expect(delays.count >= 10, "a reconnection after each kill: \(seen.map(\.description))")
         let cap = policy.maximumDelay * (1 + policy.jitter)

@@ -90,7 +90,7 @@ extension LocationManagerStateMachine {
             if isSessionWanted {
                 let delay = reconnectPolicy.delay(afterFailures: failedAttempts, unit: jitter.nextUnit())
                 next = .reconnect(after: delay)
-                actions += tell(status.reconnecting(attempt: failedAttempts + 1, after: delay))
+                actions += tell(status.reconnecting(attempt: failedAttempts + 1, after: delay, because: error))
             } else {
                 next = .stop
             }

@@ -24,8 +24,8 @@ struct StatusTracker {
 
     mutating func connected() -> LocationStatus? { set(.connected(gpsdVersion: nil)) }
 
-    mutating func reconnecting(attempt: Int, after delay: Duration) -> LocationStatus? {
-        set(.reconnecting(attempt: attempt, after: delay))
+    mutating func reconnecting(attempt: Int, after delay: Duration, because error: LocationError) -> LocationStatus? {
+        set(.reconnecting(attempt: attempt, after: delay, because: error))
     }
 
     mutating func stopped() -> LocationStatus? { set(.stopped) }

@@ -27,12 +27,13 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
     case deviceGone(device: String?)
     /// No report at all for `silentFor`: gpsd or the receiver has stopped talking.
     case stale(silentFor: Duration)
-    /// The connection failed; attempt `attempt` to connect again comes after `after` (see ``ReconnectPolicy``).
-    case reconnecting(attempt: Int, after: Duration)
+    /// The connection failed or could not be made (`because`); attempt `attempt` to connect comes after `after`
+    /// (see ``ReconnectPolicy``).
+    case reconnecting(attempt: Int, after: Duration, because: LocationError)
     /// Nothing wants fixes, or a fatal error ended the watch.
     case stopped
 
-    /// One line for people: `connecting (attempt 2)`, `fix 3D gps`, `reconnecting in 0.5 s (attempt 3)`, …
+    /// One line for people: `connecting (attempt 2)`, `fix 3D gps`, `reconnecting in 0.5 s (attempt 3): cannot connect to gpsd at localhost:2947: connection refused`, …
     public var description: String {
         switch self {
         case .connecting(let attempt): attempt == 1 ? "connecting" : "connecting (attempt \(attempt))"
@@ -44,7 +45,8 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
         case .fixLost: "fix lost"
         case .deviceGone(let device): "receiver gone" + (device.map { " (\($0))" } ?? "")
         case .stale(let silence): "no report for \(silence.secondsText)"
-        case .reconnecting(let attempt, let delay): "reconnecting in \(delay.secondsText) (attempt \(attempt))"
+        case .reconnecting(let attempt, let delay, let error):
+            "reconnecting in \(delay.secondsText) (attempt \(attempt)): \(error.message)"
         case .stopped: "stopped"
         }
     }

@@ -18,7 +18,7 @@ struct ReconnectTests: ManagerTesting {
         source.send(Location.sample(second: 1))
         source.send(.failed(lost))
         #expect(source.openCount == 1 && source.closeCount == 1)
-        #expect(manager.status == .reconnecting(attempt: 2, after: .milliseconds(250)))
+        #expect(manager.status == .reconnecting(attempt: 2, after: .milliseconds(250), because: lost))
         clock.advance(by: .milliseconds(249))
         #expect(source.openCount == 1, "not before the delay")
         clock.advance(by: .milliseconds(1))
@@ -38,7 +38,7 @@ struct ReconnectTests: ManagerTesting {
         var delays: [Duration] = []
         for _ in 0..<8 {
             source.send(.failed(refused))
-            guard case .reconnecting(_, let delay) = manager.status else {
+            guard case .reconnecting(_, let delay, refused) = manager.status else {
                 Issue.record("not reconnecting: \(manager.status)")
                 return
             }
@@ -50,7 +50,7 @@ struct ReconnectTests: ManagerTesting {
         #expect(manager.status == .connecting(attempt: 9))
         source.send(.connected)
         source.send(.failed(lost))
-        #expect(manager.status == .reconnecting(attempt: 2, after: .milliseconds(250)), "counted afresh")
+        #expect(manager.status == .reconnecting(attempt: 2, after: .milliseconds(250), because: lost), "counted afresh")
         drain()
         #expect(delegate.errors.isEmpty)
     }
