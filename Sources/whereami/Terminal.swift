@@ -1,6 +1,7 @@
 import CLinux
 import Foundation
 import GPSDLocation
+import Synchronization
 
 /// Standard output, written with write(2) so every record reaches a pipe at once (no stdio buffering).
 struct Output: Sendable {
@@ -25,8 +26,30 @@ struct Output: Sendable {
 }
 
 /// Status for people, on standard error, unless --quiet.
-struct StatusReporter: Sendable {
+final class StatusReporter: Sendable {
     let quiet: Bool
+    /// The manager's last status before it stopped, kept even when quiet: it explains a missing fix.
+    private let lastStatus = Mutex<LocationStatus?>(nil)
+
+    init(quiet: Bool) { self.quiet = quiet }
+
+    /// What stood in the way of a fix at the last change (gpsd unreachable, no receiver, too few satellites), if
+    /// anything did.
+    var obstacle: LocationStatus? {
+        lastStatus.withLock { status in
+            switch status {
+            case .fix?, .stopped?, nil: nil
+            default: status
+            }
+        }
+    }
+
+    /// A change of the manager's status: kept, and said.
+    func report(_ status: LocationStatus) {
+        guard status != .stopped else { return }
+        lastStatus.withLock { $0 = status }
+        say("\(status)")
+    }
 
     func say(_ message: String) {
         guard !quiet else { return }

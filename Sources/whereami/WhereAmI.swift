@@ -20,7 +20,7 @@ struct WhereAmI: AsyncParsableCommand {
               0   a fix was printed (or a stream ended normally, or by SIGINT/SIGTERM)
               64  bad usage
               66  the recording cannot be read or holds no gpsd reports
-              69  gpsd cannot be reached (a single fix), or it went and reconnecting is off
+              69  gpsd cannot be reached (a single fix)
               74  standard output could not be written
               75  no fix before --timeout
               76  gpsd answered with an error
@@ -47,7 +47,7 @@ struct WhereAmI: AsyncParsableCommand {
             // none is missed); a stream keeps going through gpsd's restarts, and says so here.
             let changes = gps.statusUpdates()
             let reporter = Task { [status] in
-                for await change in changes where change != .stopped { status.say("\(change)") }
+                for await change in changes { status.report(change) }
             }
             defer { reporter.cancel() }
             if request.follow {
@@ -56,7 +56,9 @@ struct WhereAmI: AsyncParsableCommand {
                 try await printOneFix(from: gps, to: Output(), status: status)
             }
         } catch let error as LocationError {
-            status.fail(error.message)
+            // Without a fix in time, what stood in the way: gpsd unreachable, no receiver, too few satellites.
+            let why = error.code == .timedOut ? status.obstacle.map { " (\($0))" } ?? "" : ""
+            status.fail(error.message + why)
             throw ExitCode(Self.exitStatus(for: error))
         } catch let failure as Output.Failure {
             if failure.readerWentAway { return }

@@ -3,8 +3,11 @@ extension AsyncLocationManager {
     /// cancelled, or ``stop()`` is called.
     ///
     /// Each call makes an independent sequence with its own filters and its own subscription of the manager,
-    /// which watches gpsd until the last is gone. A connection failure ends the sequence by throwing a
-    /// ``LocationError``; the end of a recording ends it normally.
+    /// which watches gpsd until the last is gone. A connection that fails or cannot be made is retried under the
+    /// manager's ``LocationManager/reconnectPolicy``, from the first attempt, and the sequence goes on (follow
+    /// ``statusUpdates()`` to see it); a fatal failure (reconnection turned off or given up, gpsd refusing the
+    /// device) ends it by throwing a ``LocationError``; the end of a recording ends it normally. Fixes dropped
+    /// because the consumer fell behind are counted in ``LocationUpdates/droppedCount``.
     ///
     /// ```swift
     /// for try await fix in gps.updates(desiredAccuracy: 20, distanceFilter: 10) {

@@ -75,8 +75,10 @@ public final class AsyncLocationManager: Sendable {
     ///   - desiredAccuracy: the horizontal accuracy in metres a fix must have; a fix of unknown accuracy does
     ///     not qualify. `nil` takes any.
     /// - Throws: ``LocationError`` with ``LocationError/Code/timedOut`` (carrying the best fix seen, if any)
-    ///   when the timeout comes first; the manager's ``LocationError`` when gpsd is unreachable or the
-    ///   connection fails; `CancellationError` when the task is cancelled or ``stop()`` is called.
+    ///   when the timeout comes first; ``LocationError/Code/gpsdUnavailable`` at once when the first attempt to
+    ///   connect fails (a connection that drops after it was made is retried within the timeout, under the
+    ///   manager's ``LocationManager/reconnectPolicy``); the manager's ``LocationError`` for a fatal failure;
+    ///   `CancellationError` when the task is cancelled or ``stop()`` is called.
     public func requestLocation(
         timeout: Duration = AsyncLocationManager.defaultTimeout,
         maximumAge: Duration? = nil,
