@@ -23,9 +23,6 @@ struct LiveReconnectTests {
 
     @Test("gpsd killed mid-stream and started again on its port, 10 times: the stream goes on, in order, losing nothing sent after a restart, no duplicate")
     func tenRestarts() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("restarts-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let port = freeLoopbackPort()
         let manager = LocationManager(server: GPSDServer(host: "127.0.0.1", port: port))
         let policy = manager.reconnectPolicy
@@ -36,18 +33,20 @@ struct LiveReconnectTests {
         var received: [Location] = []
         var firstAfterRestart: [Date?] = []
 
-        for segment in 0...10 {
-            let log = try Self.segment(segment, in: directory)
-            // The last gpsd plays its segment to the end; the others are killed halfway through it.
-            let wanted = segment == 10 ? Self.epochsPerSegment : Self.epochsPerSegment / 2
-            try await GPSFake.run(logs: [log], cycle: 0.02, once: true, lingerAfterEnd: 60, waitForClient: true,
-                                  port: port) { _ in
-                for index in 0..<wanted {
-                    guard let fix = try await fixes.next() else { return }
-                    if index == 0 { firstAfterRestart.append(fix.timestamp) }
-                    received.append(fix)
-                }
-            }   // here gpsfake and its gpsd are killed
+        try await withScratchDirectory("restarts") { directory in
+            for segment in 0...10 {
+                let log = try Self.segment(segment, in: directory)
+                // The last gpsd plays its segment to the end; the others are killed halfway through it.
+                let wanted = segment == 10 ? Self.epochsPerSegment : Self.epochsPerSegment / 2
+                try await GPSFake.run(logs: [log], cycle: 0.02, once: true, lingerAfterEnd: 60, waitForClient: true,
+                                      port: port) { _ in
+                    for index in 0..<wanted {
+                        guard let fix = try await fixes.next() else { return }
+                        if index == 0 { firstAfterRestart.append(fix.timestamp) }
+                        received.append(fix)
+                    }
+                }   // here gpsfake and its gpsd are killed
+            }
         }
         gps.stop()
         watching.cancel()

@@ -126,18 +126,3 @@ extension Location {
 
 /// A loopback port with nothing listening on it (it was free a moment ago).
 func closedPort() -> UInt16 { freeLoopbackPort() }
-
-/// A private directory for logs written by a test, removed when `body` returns or throws.
-func withScratchDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID())")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    return try await body(directory)
-}
-
-/// Writes `cycles` (NMEA text, one receiver cycle each) as the log `name` in `directory`.
-func writeLog(_ cycles: [String], named name: String, in directory: URL) throws -> URL {
-    let url = directory.appendingPathComponent(name)
-    try Data(cycles.joined().utf8).write(to: url)
-    return url
-}

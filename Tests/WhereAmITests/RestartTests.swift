@@ -25,21 +25,20 @@ extension WhereAmIProcessTests {
         @Test("--follow keeps streaming through a restart: fixes from both gpsds in order, a status line per change; -q: none",
               arguments: [[], ["-q"]])
         func followThroughRestart(options: [String]) async throws {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID())")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: directory) }
             let port = freeLoopbackPort()
             try #require(port != 0)
             let process = try await startWhereAmI(["--follow", "--format", "json"] + options + ["127.0.0.1:\(port)"])
 
             // Started before any gpsd: it keeps trying until one comes.
-            for (range, awaited) in [(0..<20, 5), (100..<120, 105)] {
-                let log = try Self.log(range, in: directory)
-                try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true,
-                                      port: port) { fake in
-                    let printed = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(Self.time(awaited)) }
-                    _ = await requireLive(printed, "the fix of \(Self.time(awaited))", fake: fake)
-                }   // killed here, halfway through its log
+            try await withScratchDirectory("restart") { directory in
+                for (range, awaited) in [(0..<20, 5), (100..<120, 105)] {
+                    let log = try Self.log(range, in: directory)
+                    try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true,
+                                          port: port) { fake in
+                        let printed = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(Self.time(awaited)) }
+                        _ = await requireLive(printed, "the fix of \(Self.time(awaited))", fake: fake)
+                    }   // killed here, halfway through its log
+                }
             }
             process.terminate()
             let result = await process.finish(deadline: .seconds(10))
