@@ -40,8 +40,10 @@ extension WhereAmI {
                 var lastTime: Date?
                 do {
                     for try await fix in fixes {
+                        // A time before the last one printed (a receiver's clock reset, a log replayed again)
+                        // starts the interval over rather than holding everything back until time catches up.
                         if let interval, let last = lastTime, let time = fix.timestamp,
-                           time.timeIntervalSince(last) < interval { continue }
+                           (0..<interval).contains(time.timeIntervalSince(last)) { continue }
                         lastTime = fix.timestamp ?? lastTime
                         try output.write(writer.record(fix))
                         printed += 1

@@ -56,6 +56,33 @@ extension WhereAmIProcessTests {
             }
         }
 
+        @Test("--follow --interval 10 through a time that steps back (the drive recorded twice): both passes thinned alike")
+        func intervalAfterTimeStepsBack() async throws {
+            let track = try ExpectedTrack("drive")
+            let once = try Data(contentsOf: ReplayTests.bundledRecording)
+            let result = try await withScratchDirectory("interval") { directory in
+                let twice = directory.appendingPathComponent("twice.gpsd.json")
+                try (once + once).write(to: twice)
+                return try await whereami(
+                    "--replay", twice.path, "--speed", "0", "--follow", "--interval", "10", "--format", "json", "-q")
+            }
+            #expect(result.status == 0 && !result.endedBySignal, "\(result)")
+            let records = try result.stdoutLines.map { try Formats.jsonRecord($0) }
+            let times = records.map { Self.seconds($0.timestamp) }
+            // The second pass starts where time steps back; each pass is thinned on its own.
+            let restart = try #require(times.indices.dropFirst().first { times[$0] < times[$0 - 1] },
+                                       "the second pass is printed: \(records.map { $0.timestamp ?? "-" })")
+            let (first, second) = (Array(records[..<restart]), Array(records[restart...]))
+            #expect(first.first?.timestamp == track.fixes.first?.time && first.count > 5, "\(first.count) fixes")
+            #expect(second.map(\.timestamp) == first.map(\.timestamp), "the same fixes from the same recording")
+            expectInOrder(first, of: track)
+            expectInOrder(second, of: track)
+            for pass in [first, second] {
+                let passTimes = pass.map { Self.seconds($0.timestamp) }
+                #expect(zip(passTimes, passTimes.dropFirst()).allSatisfy { $1 - $0 >= 10 }, "\(passTimes)")
+            }
+        }
+
         @Test("--follow --distance 50 --count 5: each fix the first at least 50 m from the one printed before")
         func distance() async throws {
             let track = try ExpectedTrack("drive")
