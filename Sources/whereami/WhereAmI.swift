@@ -10,7 +10,7 @@ struct WhereAmI: AsyncParsableCommand {
         discussion: """
             Prints one fix and exits, or with --follow streams fixes until interrupted. Fixes go to \
             standard output; status goes to standard error, a line for each change (connecting, \
-            waiting for a fix with the satellites seen and used, fix lost, reconnecting, …). A stream \
+            waiting for a fix with the satellites seen and used, fix lost, reconnecting and the like). A stream \
             keeps going while gpsd restarts; --timeout bounds the wait for its first fix.
 
             SERVER is gpsd's address as gpsd's own clients take it: host[:port[:device]], an IPv6 \
