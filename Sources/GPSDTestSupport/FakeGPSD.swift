@@ -42,22 +42,13 @@ package final class FakeGPSD: Sendable {
     package init(greeting: [String] = [FakeGPSD.versionLine]) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound, listen(fd, 16) == 0 else {
+        guard let boundPort = bindToLoopback(fd), listen(fd, 16) == 0 else {
             let number = errno
             close(fd)
             throw POSIXError(.init(rawValue: number) ?? .EIO)
         }
         listener = fd
-        port = UInt16(bigEndian: address.sin_port)
+        port = boundPort
         self.greeting = greeting
         Thread.detachNewThread { [self] in acceptClients() }
     }
@@ -218,20 +209,11 @@ package final class UnansweredPort: Sendable {
     package init() throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard bound, listen(listener, 0) == 0 else {
+        guard let boundPort = bindToLoopback(listener), listen(listener, 0) == 0 else {
             close(listener)
             throw POSIXError(.EADDRINUSE)
         }
-        port = UInt16(bigEndian: address.sin_port)
+        port = boundPort
         // Fill the queue: connections that complete at once take its places; the first that stays in progress
         // shows it is full.
         var fillers: [Int32] = []
@@ -239,12 +221,7 @@ package final class UnansweredPort: Sendable {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { break }
             fillers.append(fd)
-            let result = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            if result != 0 && errno == EINPROGRESS {
+            if connectToLoopback(fd, port: boundPort) != 0 && errno == EINPROGRESS {
                 var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 if poll(&writable, 1, 200) == 0 { break }   // not completed: the queue is full
             }

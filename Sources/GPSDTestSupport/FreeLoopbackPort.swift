@@ -13,14 +13,7 @@ public func freeLoopbackPort() -> UInt16 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return 0 }
     defer { close(fd) }
-    var address = loopback(port: 0)
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-            bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
-        }
-    }
-    return bound ? UInt16(bigEndian: address.sin_port) : 0
+    return bindToLoopback(fd) ?? 0
 }
 
 /// Whether a TCP connection to 127.0.0.1:`port` succeeds right now (it is closed again at once).
@@ -28,10 +21,27 @@ func canConnect(port: UInt16) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return false }
     defer { close(fd) }
+    return connectToLoopback(fd, port: port) == 0
+}
+
+/// Binds the socket `fd` to 127.0.0.1 at a port the system chooses: that port, or nil if it could not.
+func bindToLoopback(_ fd: Int32) -> UInt16? {
+    var address = loopback(port: 0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
+    }
+    return bound ? UInt16(bigEndian: address.sin_port) : nil
+}
+
+/// Connects the socket `fd` to 127.0.0.1:`port` (for a non-blocking one: starts to): connect(2)'s result.
+func connectToLoopback(_ fd: Int32, port: UInt16) -> Int32 {
     var address = loopback(port: port)
     return withUnsafePointer(to: &address) { pointer in
         pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
     }
 }
