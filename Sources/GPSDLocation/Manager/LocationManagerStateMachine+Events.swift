@@ -9,7 +9,9 @@ extension LocationManagerStateMachine {
         guard isCurrent(session: number) else { return [] }
         switch event {
         case .connected: return sessionConnected(now: now)
-        case .report(let report): return heard(now: now) + handle(report, now: now, arrival: arrival)
+        case .report(let report):
+            failedAttempts = 0   // gpsd talks: the connection holds
+            return heard(now: now) + handle(report, now: now, arrival: arrival)
         case .rejected(let problem): return reject(problem)
         case .skippedLine:
             // Not a report: a peer that sends only garbage goes stale.

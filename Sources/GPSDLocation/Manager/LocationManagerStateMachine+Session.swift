@@ -129,15 +129,19 @@ extension LocationManagerStateMachine {
 
     // MARK: Connection and silence
 
-    /// The session connected: the failures in a row are over, the requests waiting have seen a connection, and
-    /// the watchdog starts.
+    /// The session connected: the requests waiting have seen a connection (and so do those that come while it
+    /// lasts), and the watchdog starts.
     mutating func sessionConnected(now: Duration) -> [Action] {
-        failedAttempts = 0
+        if case .opening(let number, _) = source { connectedSession = number }
+        if case .open(let number, _) = source { connectedSession = number }
         for (id, subscription) in subscriptions where subscription.isOneShot { subscriptions[id]?.sawConnection = true }
         return tell(status.connected()) + heard(now: now)
     }
 
-    /// A report came from the session: the watchdog measures silence from now.
+    /// Whether the current session has connected: a one-shot request that subscribes now has seen a connection.
+    var isConnected: Bool { connectedSession.map(isCurrent(session:)) ?? false }
+
+    /// The session connected or reported: the watchdog measures silence from now.
     mutating func heard(now: Duration) -> [Action] {
         watchdog.lastReport = now
         guard watchdog.timer == nil else { return [] }

@@ -60,8 +60,11 @@ struct LocationManagerStateMachine {
     // The session; changed only by this machine's own methods, here and in its extensions.
     var source = Source.idle
     var sessionCount = 0
-    /// Attempts to connect that failed since a connection last held.
+    /// Attempts to connect that failed since a connection last brought a report: a peer that accepts and hangs
+    /// up at once (a gpsd at its limit of clients) does not reset the backoff.
     var failedAttempts = 0
+    /// The session that has connected, while it is the current one.
+    var connectedSession: Int?
     var timerCount = 0
     /// The watchdog's pending timer, and when the open session last reported.
     var watchdog: (timer: Int?, lastReport: Duration) = (nil, .zero)
@@ -118,7 +121,7 @@ struct LocationManagerStateMachine {
     /// A new one-shot request of the delegate, replacing a pending one.
     mutating func requestLocation() -> [Action] {
         delegateRequestNumber += 1
-        subscriptions[.delegateRequest] = Subscription(consumer: .delegate, isOneShot: true)
+        subscriptions[.delegateRequest] = Subscription(consumer: .delegate, isOneShot: true, sawConnection: isConnected)
         return reconcile() + [.scheduleRequestTimeout(request: delegateRequestNumber, after: requestTimeout)]
     }
 
@@ -147,7 +150,8 @@ struct LocationManagerStateMachine {
         _ id: SubscriptionID, _ request: SubscriptionRequest, _ consumer: any SubscriptionConsumer
     ) -> [Action]? {
         guard reserved.remove(id) != nil else { return nil }
-        subscriptions[id] = Subscription(consumer: .consumer(consumer, request), isOneShot: request.isOneShot)
+        subscriptions[id] = Subscription(
+            consumer: .consumer(consumer, request), isOneShot: request.isOneShot, sawConnection: isConnected)
         var actions = reconcile()
         // A request that takes gpsd's held fix asks for it now if a session is open; one opening asks then.
         if request.maximumAge != nil, case .open(_, let session) = source { actions.append(.requestHeldFix(session)) }

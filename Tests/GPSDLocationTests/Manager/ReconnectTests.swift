@@ -33,7 +33,7 @@ struct ReconnectTests: ManagerTesting {
         ])
     }
 
-    @Test func theDelayDoublesUpToItsCapAndResetsOnceAConnectionHolds() {
+    @Test func theDelayDoublesUpToItsCapAndResetsOnceAConnectionBringsAReport() {
         manager.startUpdatingLocation()
         var delays: [Duration] = []
         for _ in 0..<8 {
@@ -48,7 +48,14 @@ struct ReconnectTests: ManagerTesting {
         #expect(delays == [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8),
                            .seconds(8), .seconds(8)])
         #expect(manager.status == .connecting(attempt: 9))
+        // A peer that accepts and hangs up at once (a gpsd at its limit of clients) has not held a connection.
         source.send(.connected)
+        source.send(.failed(lost))
+        #expect(manager.status == .reconnecting(attempt: 10, after: .seconds(8), because: lost), "still backing off")
+        clock.advance(by: .seconds(8))
+        // gpsd's banner: it talks, so the connection held.
+        source.send(.connected)
+        source.send(.report(.version("3.22")))
         source.send(.failed(lost))
         #expect(manager.status == .reconnecting(attempt: 2, after: .milliseconds(250), because: lost), "counted afresh")
         drain()
@@ -79,6 +86,26 @@ struct ReconnectTests: ManagerTesting {
         #expect(delegate.locations == [fix])
         #expect(delegate.errors.isEmpty)
         #expect(!source.isRunning)
+    }
+
+    @Test func aRequestJoiningAConnectedSessionWaitsForTheNextAfterADrop() async throws {
+        let gps = AsyncLocationManager(manager: manager)
+        let updates = gps.updates()
+        await source.waitForOpening()
+        source.send(.connected)
+        manager.requestLocation()   // joins the session that has connected
+        source.send(.failed(lost))
+        drain()
+        #expect(delegate.errors.isEmpty, "its connection dropped: it waits for the next one")
+        clock.advance(by: .milliseconds(250))
+        source.send(.connected)
+        let fix = Location.sample(second: 4)
+        source.send(fix)
+        drain()
+        #expect(delegate.locations == [fix])
+        var iterator = updates.makeAsyncIterator()
+        #expect(try await iterator.next() == fix)
+        gps.stop()
     }
 
     @Test func aStreamSurvivesWhileARequestThatNeverConnectedFails() async throws {
