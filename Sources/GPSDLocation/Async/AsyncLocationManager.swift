@@ -135,10 +135,12 @@ public final class AsyncLocationManager: Sendable {
     /// Ends everything in flight: pending requests throw `CancellationError`; update, satellite and status
     /// sequences finish. The gpsd watch they held stops.
     public func stop() {
+        let session = manager.sessionNumber
         let (requests, streams, observations) = state.withLock { $0.takeAll() }
         for (id, waiter) in requests { end(waiter, id, with: .failure(CancellationError())) }
         for stream in streams { stream.finish() }
         for finish in observations { finish() }
+        manager.settleSessions(upTo: session)
     }
 
     // MARK: Ending requests

@@ -20,7 +20,7 @@ extension LocationManager {
     package func subscribe(_ id: SubscriptionID, _ request: SubscriptionRequest, consumer: any SubscriptionConsumer) -> Bool {
         let actions = state.withLock { state -> [LocationManagerStateMachine.Action]? in
             guard let actions = state.machine.subscribe(id, request, consumer) else { return nil }
-            state.outbox.queue(actions)
+            state.note(actions)
             return actions
         }
         guard let actions else { return false }
@@ -78,6 +78,7 @@ extension LocationManager {
         while let action = pending.popFirst() {
             switch action {
             case .openSession(let number):
+                joinUnjoinedSessions()   // one reader thread at a time
                 do {
                     let session = try source.openSession { [weak self] event in self?.receive(event, session: number) }
                     pending += state.withLock { $0.decide { $0.sessionOpened(number, session) } }
@@ -86,7 +87,11 @@ extension LocationManager {
                 }
             case .closeSession(let number, let session):
                 session.close()
-                pending += state.withLock { $0.decide { $0.sessionClosed(number) } }
+                let unjoined = session.isOnItsThread   // it ended itself: its thread ends when this returns
+                pending += state.withLock { state in
+                    if unjoined { state.unjoined.append(session) }
+                    return state.decide { $0.sessionClosed(number) }
+                }
             case .requestHeldFix(let session):
                 session.requestHeldFix()
             case .deliver, .fail, .tellStatus:
@@ -108,6 +113,28 @@ extension LocationManager {
                     "gpsd sent \(problem): \(problem.dropsFix ? "the fix is dropped" : "the value is left out"); further ones are only counted")
             }
         }
+    }
+
+    /// The number of the newest session begun, for ``settleSessions(upTo:)``.
+    package var sessionNumber: Int { state.withLock { $0.machine.sessionCount } }
+
+    /// Waits until no session up to `number` is halfway opened or closed on another thread, and until the
+    /// threads of the sessions that ended themselves have ended: so that after a stop no thread of ours is
+    /// left. A thread carrying out such a step itself does not wait for it.
+    package func settleSessions(upTo number: Int) {
+        let thread = SystemThread.currentID
+        state.withLock(when: { $0.transitionThread == thread || !$0.machine.source.isHalfway(upTo: number) }) { _ in }
+        joinUnjoinedSessions()
+    }
+
+    /// Joins the threads of sessions that were closed on their own thread; one running this is left for later.
+    private func joinUnjoinedSessions() {
+        let unjoined = state.withLock { state in
+            let (mine, others) = (state.unjoined.filter(\.isOnItsThread), state.unjoined.filter { !$0.isOnItsThread })
+            state.unjoined = mine
+            return others
+        }
+        for session in unjoined { session.close() }
     }
 
     /// Runs `decision` on the state machine after `delay`, and carries out what it decides.

@@ -14,7 +14,8 @@ public import Logging
 /// The manager reads gpsd on a thread of its own and calls the delegate on ``delegateQueue``: by default one
 /// serial queue per manager, so callbacks never overlap and arrive in order. It connects when something wants
 /// fixes (``startUpdatingLocation()``, ``requestLocation()``, or an ``AsyncLocationManager`` caller) and
-/// disconnects when nothing does; when it is released, its thread has ended.
+/// disconnects when nothing does; after ``stopUpdatingLocation()`` its thread has ended, and when it is
+/// released its thread ends.
 ///
 /// When the connection to gpsd fails or cannot be made while fixes are wanted, it reconnects by
 /// ``reconnectPolicy`` and goes on with the same callbacks; ``status`` (and the delegate's
@@ -49,14 +50,30 @@ public final class LocationManager: Sendable {
         var outbox = DelegateOutbox()
         /// The delegate callbacks running now: on which thread, of which generation.
         var callbacks: [(thread: UInt, generation: Int)] = []
+        /// The thread that carries out the opening or closing of a session under way: a stop on it cannot wait
+        /// for that.
+        var transitionThread: UInt?
+        /// Sessions closed on their own thread, which cannot wait for itself: another thread joins them later.
+        var unjoined: [any SourceSession] = []
 
         /// Runs the state machine, and queues its delegate calls in the order it decided them.
         mutating func decide(_ body: (inout LocationManagerStateMachine) -> [LocationManagerStateMachine.Action])
             -> [LocationManagerStateMachine.Action]
         {
             let actions = body(&machine)
-            outbox.queue(actions)
+            note(actions)
             return actions
+        }
+
+        /// Queues the delegate calls of what was decided, and notes which thread carries out an opening or
+        /// closing: the one that decided it.
+        mutating func note(_ actions: [LocationManagerStateMachine.Action]) {
+            outbox.queue(actions)
+            if actions.contains(where: \.opensOrClosesASession) {
+                transitionThread = SystemThread.currentID
+            } else if !machine.source.isHalfway(upTo: .max) {
+                transitionThread = nil
+            }
         }
     }
 
@@ -109,7 +126,9 @@ public final class LocationManager: Sendable {
 
     deinit {
         // Nothing else can act now: a session being opened or closed would hold a reference to the manager.
-        if case .open(_, let session) = state.withLock({ $0.machine.source }) { session.close() }
+        let (source, unjoined) = state.withLock { ($0.machine.source, $0.unjoined) }
+        if case .open(_, let session) = source { session.close() }
+        for session in unjoined { session.close() }
     }
 
     // MARK: Configuration
@@ -208,10 +227,12 @@ public final class LocationManager: Sendable {
     /// callback running on another thread waits for.
     public func stopUpdatingLocation() {
         let thread = SystemThread.currentID
-        let (actions, generation, insideCallback) = state.withLock { state in
-            (state.decide { $0.stopUpdating() }, state.machine.generation, state.callbacks.contains { $0.thread == thread })
+        let (actions, generation, insideCallback, session) = state.withLock { state in
+            (state.decide { $0.stopUpdating() }, state.machine.generation, state.callbacks.contains { $0.thread == thread },
+             state.machine.sessionCount)
         }
         perform(actions)
+        settleSessions(upTo: session)
         guard !insideCallback else { return }
         state.withLock(when: { $0.callbacks.allSatisfy { $0.generation >= generation } }) { _ in }
     }

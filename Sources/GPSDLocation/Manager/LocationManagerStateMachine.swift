@@ -24,6 +24,14 @@ struct LocationManagerStateMachine {
         case closing(number: Int, then: NextStep)
         /// A session failed while fixes are still wanted: the next opens when timer `timer` fires.
         case waitingToReconnect(timer: Int)
+
+        /// Whether session `number` or an earlier one is being opened or closed: halfway, on some thread.
+        func isHalfway(upTo number: Int) -> Bool {
+            switch self {
+            case .opening(let current, _), .closing(let current, _): current <= number
+            case .idle, .open, .waitingToReconnect: false
+            }
+        }
     }
 
     /// What comes after a session closes.
@@ -48,6 +56,14 @@ struct LocationManagerStateMachine {
         case scheduleWatchdog(timer: Int, after: Duration)
         /// Log the first report problem of its kind.
         case log(ReportProblem)
+
+        /// Whether carrying it out opens or closes a session.
+        var opensOrClosesASession: Bool {
+            switch self {
+            case .openSession, .closeSession: true
+            default: false
+            }
+        }
     }
 
     // Configuration.

@@ -3,7 +3,8 @@
 /// A ``LocationManager`` moves through these while something wants fixes, and tells its delegate
 /// (``LocationManagerDelegate/locationManager(_:didChangeStatus:)``) and ``AsyncLocationManager/statusUpdates()``
 /// of each change. They are transient conditions, not errors: a fatal failure is reported as a
-/// ``LocationError`` and is followed by ``stopped``.
+/// ``LocationError`` (the delegate's `didFailWithError`, a stream's thrown error), and the status becomes
+/// ``stopped``, which ``statusUpdates()`` tells (the delegate, told of the error, hears nothing more).
 ///
 /// ```swift
 /// for await status in gps.statusUpdates() {

@@ -14,9 +14,17 @@ package protocol LocationSource: Sendable {
 package protocol SourceSession: Sendable {
     /// Asks gpsd at once for the fix it holds (its `?POLL;` command). Sessions without such a thing ignore it.
     func requestHeldFix()
-    /// Ends the session and releases what it holds. When it returns, the session's thread has ended (unless it
-    /// is called on that thread: then the thread ends as soon as it returns) and no further event comes.
+    /// Ends the session and releases what it holds. When it returns, the session's thread has ended and no
+    /// further event comes. Called on that thread, it cannot wait for it: the thread ends as soon as it returns,
+    /// and a later call from another thread waits for that.
     func close()
+    /// Whether this is the session's own thread (where ``close()`` cannot wait for it).
+    var isOnItsThread: Bool { get }
+}
+
+extension SourceSession {
+    /// Sessions without a thread of their own are never on it.
+    package var isOnItsThread: Bool { false }
 }
 
 /// What a ``SourceSession`` reports.

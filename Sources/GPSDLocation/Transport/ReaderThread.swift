@@ -85,7 +85,9 @@ final class ReaderThread: SourceSession {
 
     /// Ends the session and waits for its thread to end. While the thread is in an ``uninterruptible(_:)``
     /// call (a name lookup, which blocks for as long as the system's resolver allows), close does not wait: the
-    /// thread ends by itself when the call returns, and delivers nothing more.
+    /// thread ends by itself when the call returns, and delivers nothing more. Called on the thread itself, it
+    /// cannot wait either; a later call from another thread joins the thread (one never joined is detached
+    /// when it goes).
     func close() {
         let (thread, wait) = control.withLock { control in
             control.closed = true
@@ -93,6 +95,9 @@ final class ReaderThread: SourceSession {
         }
         closed.store(true, ordering: .releasing)
         wake.signal()
-        if wait { thread?.join() } else { thread?.detach() }
+        guard let thread, !thread.isCurrent else { return }
+        if wait { thread.join() } else { thread.detach() }
     }
+
+    var isOnItsThread: Bool { control.withLock { $0.thread?.isCurrent ?? false } }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GPSDLocation
 import GPSDTestSupport
@@ -145,6 +146,32 @@ struct ReconnectTests: ManagerTesting {
         #expect(manager.status == .stopped)
         clock.advance(by: .seconds(1))
         #expect(source.openCount == 1, "the timer found nothing to reconnect")
+    }
+
+    /// The reconnection timer opens the next session on its own thread while another thread stops: the stop
+    /// returns only once that session is closed again, not while it is halfway open. Many rounds, so the stop
+    /// lands at every step of the opening.
+    @Test func aStopWhileTheTimerOpensTheNextSessionReturnsWithItClosed() {
+        for round in 0..<100 {
+            let rig = ManagerRig(reconnect: Self.policy)
+            rig.manager.startUpdatingLocation()
+            rig.source.send(.failed(refused))
+            let (started, stopped) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let runningAfterStop = Locked<Bool?>(nil)
+            rig.source.onNextOpening(.afterOpening) {
+                Thread {
+                    started.signal()
+                    rig.manager.stopUpdatingLocation()
+                    runningAfterStop.withLock { $0 = rig.source.isRunning }
+                    stopped.signal()
+                }.start()
+                started.wait()   // not for the stop: the opening goes on while it comes
+            }
+            rig.clock.advance(by: .milliseconds(250))   // the timer opens session 2, on this thread
+            stopped.wait()
+            #expect(runningAfterStop.withLock { $0 } == false, "round \(round): a session was open after the stop returned")
+            #expect(rig.source.isIdle && rig.manager.status == .stopped, "round \(round): \(rig.manager.status)")
+        }
     }
 
     @Test func aFixSentAgainAfterTheReconnectionIsNotDeliveredTwice() {
