@@ -87,6 +87,20 @@ struct StatusTests: ManagerTesting {
         #expect(delegate.statuses.map(\.caseName) == ["connecting", "connected", "fix", "stale", "fix", "stale"])
     }
 
+    @Test func theWatchdogOfAClosedSessionDoesNothingInTheNext() {
+        manager.staleTimeout = .seconds(5)
+        manager.startUpdatingLocation()
+        source.send(.connected)                          // session 1's watchdog: due at 5 s
+        clock.advance(by: .seconds(1))
+        source.send(.failed(LocationError(.connectionLost, "gpsd closed the connection")))
+        clock.advance(by: .milliseconds(250))            // session 2 opens at 1.25 s
+        source.send(.connected)                          // its watchdog: due at 6.25 s
+        clock.advance(by: .milliseconds(3750))           // 5 s
+        #expect(manager.status == .connected(gpsdVersion: nil), "session 1's timer found nothing to do")
+        clock.advance(by: .milliseconds(1250))           // 6.25 s
+        #expect(manager.status == .stale(silentFor: .seconds(5)))
+    }
+
     @Test func aConnectionThatSaysNothingGoesStale() {
         manager.startUpdatingLocation()
         source.send(.connected)
