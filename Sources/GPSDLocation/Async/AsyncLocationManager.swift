@@ -133,7 +133,8 @@ public final class AsyncLocationManager: Sendable {
     // MARK: Stopping
 
     /// Ends everything in flight: pending requests throw `CancellationError`; update, satellite and status
-    /// sequences finish. The gpsd watch they held stops.
+    /// sequences finish. The gpsd watch they held stops: when it returns, if nothing else wants fixes, the
+    /// session's thread has ended.
     public func stop() {
         let session = manager.sessionNumber
         let (requests, streams, observations) = state.withLock { $0.takeAll() }

@@ -220,8 +220,8 @@ public final class LocationManager: Sendable {
 
     /// Stops continuous updates and any pending ``requestLocation()``.
     ///
-    /// When it returns, no callback decided before it begins any more, and one that was running on another
-    /// thread has returned. (Updates started again, by another thread or a callback, call the delegate again.)
+    /// When it returns, no callback decided before it begins any more, one that was running on another thread
+    /// has returned, and if nothing else wants fixes, the session's thread has ended. (Updates started again, by another thread or a callback, call the delegate again.)
     /// Called from inside a callback, it waits for no callback: the others may be waiting for this one. Safe
     /// from any queue, the ``delegateQueue``'s target included; do not call it while holding a lock that a
     /// callback running on another thread waits for.
