@@ -56,7 +56,8 @@ extension AsyncLocationManager {
     }
 
     /// The manager's ``LocationManager/status``: the current one first, then each change (connecting,
-    /// connected, waiting for a fix, fix lost, stale, reconnecting, …). Observing does not by itself start the
+    /// connected, waiting for a fix, fix lost, stale, reconnecting, …), in the order they happened. A consumer
+    /// that falls behind gets the newest status, not each one it missed. Observing does not by itself start the
     /// gpsd watch. The sequence ends with ``stop()``, or when this manager value is released.
     ///
     /// ```swift

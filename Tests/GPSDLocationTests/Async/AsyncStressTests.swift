@@ -46,7 +46,8 @@ struct AsyncStressTests {
     /// timeout, which runs on its timer's task some time after the clock passed it. So the outcome of each
     /// request is exactly known, except that a timeout may lose to a step that came after it:
     /// the first step that ends a request wins; if the clock passed its deadline before, the timeout may win
-    /// instead, carrying the best fix the timer saw by then.
+    /// instead, carrying the best fix the timer saw by then; or, once its timer has given the subscription back,
+    /// a later cancel or stop may.
     @Test func randomInterleavingsResumeEveryRequestOnceWithTheOutcomeTheirOrderAllows() async {
         var random = AsyncSplitMix64(seed: Self.seed)
         let rig = AsyncRig()
@@ -182,6 +183,16 @@ struct AsyncStressTests {
             case (.ended(let expected), .error(let error))
                 where error.code == .locationUnknown && error.bestLocation == expected: return true
             default: break
+            }
+        }
+        // A timeout gives the subscription back (fixes stop reaching the request) before it takes the request:
+        // a cancel or stop that comes in between takes it instead.
+        if outcome == .cancelled, let timeoutStep {
+            return steps[(timeoutStep + 1)...].contains { step in
+                switch step {
+                case .cancel(index), .cancelAll, .stop: true
+                default: false
+                }
             }
         }
         // A timeout that came first may win; its timer ran after that step, before the ending one.
