@@ -49,7 +49,7 @@ extension AsyncLocationManager {
     /// for await sky in gps.satelliteUpdates() { print("\(sky.used)/\(sky.visible) satellites") }
     /// ```
     public func satelliteUpdates() -> AsyncStream<SatelliteCount> {
-        observations(startingWithStatus: false) { event in
+        observations(startingWithStatus: false, keeping: 1) { event in
             guard case .satellites(let count) = event else { return nil }
             return count
         }
@@ -57,26 +57,26 @@ extension AsyncLocationManager {
 
     /// The manager's ``LocationManager/status``: the current one first, then each change (connecting,
     /// connected, waiting for a fix, fix lost, stale, reconnecting, …), in the order they happened. A consumer
-    /// that falls behind gets the newest status, not each one it missed. Observing does not by itself start the
-    /// gpsd watch. The sequence ends with ``stop()``, or when this manager value is released.
+    /// that falls more than 16 changes behind loses the oldest. Observing does not by itself start the gpsd
+    /// watch. The sequence ends with ``stop()``, or when this manager value is released.
     ///
     /// ```swift
     /// for await status in gps.statusUpdates() { print("gps:", status) }
     /// ```
     public func statusUpdates() -> AsyncStream<LocationStatus> {
-        observations(startingWithStatus: true) { event in
+        observations(startingWithStatus: true, keeping: 16) { event in
             guard case .status(let status) = event else { return nil }
             return status
         }
     }
 
     /// A stream of what `select` takes from the manager's observations, in the order the manager decided them
-    /// (one decided earlier but arriving later is dropped), each value once in a row; with `startingWithStatus`,
-    /// the status at registration first.
+    /// (one decided earlier but arriving later is dropped), each value once in a row, the newest `keeping` of
+    /// them buffered; with `startingWithStatus`, the status at registration first.
     private func observations<Value: Sendable & Equatable>(
-        startingWithStatus: Bool, _ select: @escaping @Sendable (ManagerEvent) -> Value?
+        startingWithStatus: Bool, keeping: Int, _ select: @escaping @Sendable (ManagerEvent) -> Value?
     ) -> AsyncStream<Value> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(keeping))
         let last = Locked<(sequence: UInt64, value: Value?)>((0, nil))
         // Yields under the lock (it does not block), so that the order of yields is the order of decisions.
         let yieldIfNewer: @Sendable (Observation) -> Void = { observation in

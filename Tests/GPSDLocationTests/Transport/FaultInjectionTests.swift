@@ -109,7 +109,9 @@ struct FaultInjectionTests {
         #expect(error?.errorNumber == ETIMEDOUT, "\(String(describing: error))")
 
         let watch = Watch(port.server, connectTimeout: .milliseconds(200))
-        let seen = await watch.waitForStatus { $0 == .connecting(attempt: 2) }
+        let seen = await watch.waitForStatus { status in
+            if case .connecting(let attempt) = status { attempt >= 2 } else { false }
+        }
         #expect(seen.map(\.caseName).contains("reconnecting"), "a stream keeps trying: \(seen)")
         watch.gps.stop()
     }
