@@ -115,6 +115,9 @@ extension LocationManager {
         }
     }
 
+    /// How many subscriptions are live: for tests that must know every consumer has subscribed.
+    package var subscriptionCount: Int { state.withLock { $0.machine.subscriptions.count } }
+
     /// The number of the newest session begun, for ``settleSessions(upTo:)``.
     package var sessionNumber: Int { state.withLock { $0.machine.sessionCount } }
 

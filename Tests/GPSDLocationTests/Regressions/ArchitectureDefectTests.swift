@@ -16,12 +16,15 @@ struct ArchitectureDefectTests {
         let source = ScriptedSource()
         let gps = AsyncLocationManager(manager: LocationManager(source: source, clock: ManualManagerClock()))
         // The continuous clock, as `requestLocation(timeout:)` uses it: before, its sleep trapped on the deadline.
-        let requests = (0..<20).map { _ in Task { try await gps.requestLocation(timeout: .seconds(Int64.max)) } }
-        await source.waitForOpening()
-        for _ in 0..<100 { await Task.yield() }   // time for any timer to start sleeping, as it did before
-        let fix = Location.sample(second: 1)
-        source.send(fix)
-        for request in requests { #expect(try await request.value == fix) }
+        // In a task group, so that the suite's time limit cancels the requests if the fix never reaches one.
+        try await withThrowingTaskGroup(of: Location.self) { group in
+            for _ in 0..<20 { group.addTask { try await gps.requestLocation(timeout: .seconds(Int64.max)) } }
+            while gps.manager.subscriptionCount < 20 { await Task.yield() }   // every request waits for the fix
+            for _ in 0..<100 { await Task.yield() }   // time for any timer to start sleeping, as it did before
+            let fix = Location.sample(second: 1)
+            source.send(fix)
+            for try await location in group { #expect(location == fix) }
+        }
     }
 
     @Test func aTimeoutMeaningNeverArmsNoTimerAndEndsByCancellation() async {
