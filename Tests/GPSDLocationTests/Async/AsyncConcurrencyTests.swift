@@ -15,7 +15,7 @@ struct AsyncConcurrencyTests {
     /// once with an outcome of an allowed kind, every fix returned was sent and meets its request, and once all
     /// are done no watch is held.
     @Test func concurrentRequestsStreamsEventsAndCancellationsLeaveNothingBehind() async {
-        var random = AsyncSplitMix64(seed: Self.seed ^ 0x00C0_FFEE)
+        var random = SplitMix64(seed: Self.seed ^ 0x00C0_FFEE)
         let rig = AsyncRig()
         var tally = AsyncTally()
         var consumed = 0
@@ -54,7 +54,7 @@ struct AsyncConcurrencyTests {
             second += 1_000
             let (source, clock, managerClock) = (rig.source, rig.clock, rig.managerClock)
             let events = Task {
-                var random = AsyncSplitMix64(seed: eventSeed)
+                var random = SplitMix64(seed: eventSeed)
                 var sent: [Location] = []
                 for step in 0..<120 {
                     switch Int.random(in: 0..<100, using: &random) {
@@ -79,7 +79,7 @@ struct AsyncConcurrencyTests {
             }
             let cancelSeed = random.next()
             let canceller = Task {
-                var random = AsyncSplitMix64(seed: cancelSeed)
+                var random = SplitMix64(seed: cancelSeed)
                 for _ in 0..<60 {
                     if Int.random(in: 0..<5, using: &random) == 0 {
                         consumers.randomElement(using: &random)!.cancel()

@@ -49,7 +49,7 @@ struct AsyncStressTests {
     /// instead, carrying the best fix the timer saw by then; or, once its timer has given the subscription back,
     /// a later cancel or stop may.
     @Test func randomInterleavingsResumeEveryRequestOnceWithTheOutcomeTheirOrderAllows() async {
-        var random = AsyncSplitMix64(seed: Self.seed)
+        var random = SplitMix64(seed: Self.seed)
         let rig = AsyncRig()
         var tally = AsyncTally()
         var mismatches: [String] = []
@@ -117,7 +117,7 @@ struct AsyncStressTests {
         await rig.expectNoWatchHeld(second: &second)
     }
 
-    private static func randomStep(requests: Int, second: inout Int, using random: inout AsyncSplitMix64) -> Step {
+    private static func randomStep(requests: Int, second: inout Int, using random: inout SplitMix64) -> Step {
         switch Int.random(in: 0..<100, using: &random) {
         case 0..<36:
             second += 1

@@ -17,7 +17,7 @@ struct DemandTests {
 
     @Test(arguments: [0x5EED_0001, 0x5EED_0002, 0x5EED_0003, 0x5EED_0004] as [UInt64])
     func theSessionStaysOpenUntilTheLastOfManyMixedConsumersLeavesAndOpensAgainForTheNext(seed: UInt64) async {
-        var random = AsyncSplitMix64(seed: seed)
+        var random = SplitMix64(seed: seed)
         let rig = AsyncRig()
         let manager = rig.gps.manager
         manager.delegate = DelegateRecorder()

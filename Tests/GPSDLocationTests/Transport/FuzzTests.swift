@@ -11,7 +11,7 @@ struct FuzzTests {
     static let lineCount = 100_000
 
     @Test func randomAndMutatedLinesNeverCrashAndNeverYieldAnImpossibleFix() async throws {
-        var random = AsyncSplitMix64(seed: Self.seed)
+        var random = SplitMix64(seed: Self.seed)
         var fuzzer = LineFuzzer()
         var bytes: [UInt8] = []
         for _ in 0..<Self.lineCount { bytes += fuzzer.line(using: &random) + [UInt8(ascii: "\n")] }
@@ -80,7 +80,7 @@ struct LineFuzzer {
     private let keys = ["lat", "lon", "altMSL", "altHAE", "speed", "climb", "track", "eph", "epv", "eps", "epd", "epc",
                         "mode", "time", "status", "device", "class"]
 
-    mutating func line(using random: inout AsyncSplitMix64) -> [UInt8] {
+    mutating func line(using random: inout SplitMix64) -> [UInt8] {
         second += 1
         let good = ReportLines.tpv(second: second, latitude: Double.random(in: -89...89, using: &random),
                                    longitude: Double.random(in: -179...179, using: &random))
