@@ -7,6 +7,8 @@ Usage:
     Scripts/make-fixtures.py --record         # also remake the gpsd recordings:
                                               #   Tests/Fixtures/moving.gpsd.json
                                               #   Sources/whereami/Resources/drive.gpsd.json
+                                              #   Tests/Fixtures/gst.gpsd.json
+    Scripts/make-fixtures.py --record --only gst   # remake one recording
     add --cycle SECONDS to change gpsfake's delay between sentences (default 0.05; gpsd's output is the same
     for 0 to 0.05, only the DEVICE lines' wall-clock "activated" stamps differ)
 
@@ -102,13 +104,14 @@ class Epoch:
     """One receiver cycle. mode: 1 no fix, 2 2D, 3 3D."""
 
     def __init__(self, moment, mode, lat=None, lon=None, alt=None, geoid=None, speed=None, course=None,
-                 sats=None, pdop=None, hdop=None, vdop=None, sky=None):
+                 sats=None, pdop=None, hdop=None, vdop=None, sky=None, gst=None):
         self.moment, self.mode = moment, mode
         self.lat, self.lon, self.alt, self.geoid = lat, lon, alt, geoid
         self.speed, self.course = speed, course          # m/s, degrees true
         self.sats = sats or []                           # PRNs used in the fix
         self.pdop, self.hdop, self.vdop = pdop, hdop, vdop
         self.sky = sky                                   # [(prn, elevation, azimuth, snr or None)] for GSV
+        self.gst = gst                                   # (rms, major, minor, orientation, lat, lon, alt) 1-sigma
 
     def lines(self):
         t = hhmmss(self.moment)
@@ -135,6 +138,8 @@ class Epoch:
             dops = "%.2f,%.2f,%s" % (self.pdop, self.hdop, "" if self.vdop is None else "%.2f" % self.vdop)
             gsa = "GPGSA,A,%d,%s,%s" % (self.mode, ",".join(prns), dops)
             out = [sentence(rmc), sentence(gga), sentence(gsa)]
+            if self.gst is not None:
+                out.append(sentence("GPGST,%s,%.2f,%.2f,%.2f,%.1f,%.2f,%.2f,%.2f" % ((t,) + self.gst)))
         if self.sky is not None:
             out += gsv(self.sky)
         return out
@@ -151,6 +156,9 @@ class Epoch:
             "speed": round(float(self.knots) * KNOT, 6),
             "course": float(self.track) if self.track else None,
             "mode": self.mode,
+            **({} if self.gst is None else
+               {"deviation": {"latitude": round(self.gst[4], 2), "longitude": round(self.gst[5], 2),
+                              "altitude": round(self.gst[6], 2)}}),
         }
 
 
@@ -230,6 +238,22 @@ def tenhz():
 
 def nofix():
     return no_fix(DATE, 30)
+
+
+def gst():
+    """3 no-fix epochs, then 20 epochs of a 3D fix walking north at 1.5 m/s, with a $GPGST after the GSA of every
+    epoch but each fifth: 1-sigma errors that grow by 0.05 m (latitude), 0.04 m (longitude), 0.1 m (altitude) an
+    epoch, as a receiver under trees might report."""
+    epochs = no_fix(DATE, 3)
+    lat, lon = 48.85837, 2.294481
+    for i in range(20):
+        moment = DATE + datetime.timedelta(seconds=3 + i)
+        deviation = None if i % 5 == 4 else (
+            1.2 + 0.05 * i, 2.0 + 0.1 * i, 1.1 + 0.05 * i, 30.0, 0.80 + 0.05 * i, 0.60 + 0.04 * i, 1.90 + 0.10 * i)
+        epochs.append(Epoch(moment, 3, lat, lon, 35.0, 44.6, 1.5, 0.0, sats=SATS[:8],
+                            pdop=1.80, hdop=1.00, vdop=1.50, gst=deviation))
+        lat, lon = step(lat, lon, 1.5, 0.0)
+    return epochs
 
 
 # -- drive.nmea: a loop around Alexanderplatz, Berlin ----------------------------------------------------------
@@ -370,6 +394,7 @@ LOGS = {
     "tenhz": tenhz,
     "nofix": nofix,
     "drive": drive,
+    "gst": gst,
 }
 
 
@@ -560,9 +585,15 @@ def check(expectations, cycle):
     return ok
 
 
-def record(cycle):
-    for name, target in (("moving", os.path.join(FIXTURES, "moving.gpsd.json")),
-                         ("drive", os.path.join(RESOURCES, "drive.gpsd.json"))):
+RECORDINGS = (("moving", os.path.join(FIXTURES, "moving.gpsd.json")),
+              ("drive", os.path.join(RESOURCES, "drive.gpsd.json")),
+              ("gst", os.path.join(FIXTURES, "gst.gpsd.json")))
+
+
+def record(cycle, only=None):
+    for name, target in RECORDINGS:
+        if only and name not in only:
+            continue
         lines = replay(os.path.join(FIXTURES, name + ".nmea"), cycle)
         changed = write_if_changed(target, "".join(lines).encode("utf-8"))
         print("%s %s (%d lines)" % ("wrote" if changed else "kept ", target, len(lines)))
@@ -571,7 +602,8 @@ def record(cycle):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="replay each log through gpsfake and compare")
-    parser.add_argument("--record", action="store_true", help="remake moving.gpsd.json and drive.gpsd.json")
+    parser.add_argument("--record", action="store_true", help="remake the gpsd recordings (moving, drive, gst)")
+    parser.add_argument("--only", action="append", help="with --record: remake only this one (repeatable)")
     parser.add_argument("--cycle", type=float, default=0.05, help="gpsfake -c: seconds between sentences")
     args = parser.parse_args()
     expectations = write_fixtures()
@@ -579,7 +611,7 @@ def main():
     if args.check and not check(expectations, args.cycle):
         status = 1
     if args.record:
-        record(args.cycle)
+        record(args.cycle, args.only)
     return status
 
 

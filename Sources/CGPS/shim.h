@@ -56,6 +56,7 @@ typedef enum {
     CGPS_CLASS_WATCH,
     CGPS_CLASS_ERROR,
     CGPS_CLASS_POLL,
+    CGPS_CLASS_GST,
 } cgps_class;
 
 /// What Swift needs of one report, as plain values. NaN marks a value gpsd did not send; a value it sent is
@@ -71,9 +72,11 @@ typedef struct {
     double latitude, longitude;
     double alt_msl, alt_hae;
     double eph, epv;
+    double epx, epy;
     double speed, eps;
     double track, epd;
     double climb, epc;
+    double lat_deviation, lon_deviation, alt_deviation;  // GST: 1-sigma errors in metres
     int satellites_used, satellites_visible;
     int device_count;
     bool device_active;
@@ -89,7 +92,7 @@ static inline cgps_class cgps_classify(const char *json) {
     static const struct { const char *name; cgps_class value; } table[] = {
         {"TPV\"", CGPS_CLASS_TPV}, {"SKY\"", CGPS_CLASS_SKY}, {"VERSION\"", CGPS_CLASS_VERSION},
         {"DEVICES\"", CGPS_CLASS_DEVICES}, {"DEVICE\"", CGPS_CLASS_DEVICE}, {"WATCH\"", CGPS_CLASS_WATCH},
-        {"ERROR\"", CGPS_CLASS_ERROR}, {"POLL\"", CGPS_CLASS_POLL},
+        {"ERROR\"", CGPS_CLASS_ERROR}, {"POLL\"", CGPS_CLASS_POLL}, {"GST\"", CGPS_CLASS_GST},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (strncmp(name, table[i].name, strlen(table[i].name)) == 0) return table[i].value;
@@ -137,6 +140,8 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
         // so a value that is not NaN is a value gpsd sent.
         report->eph = fix->eph;
         report->epv = fix->epv;
+        report->epx = fix->epx;
+        report->epy = fix->epy;
         report->speed = (data->set & SPEED_SET) ? fix->speed : NAN;
         report->eps = fix->eps;
         report->track = (data->set & TRACK_SET) ? fix->track : NAN;
@@ -153,6 +158,19 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
             if (data->skyview[i].used) used++;
         }
         report->satellites_used = data->satellites_used > used ? data->satellites_used : used;
+        strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
+        break;
+    }
+    case CGPS_CLASS_GST: {
+        // A pseudorange noise report (NMEA GST, or a receiver's binary equivalent): 1-sigma errors. libgps
+        // parses it into the report union; fields gpsd did not send stay NaN.
+        const struct gst_t *gst = &data->gst;
+        report->has_time = gst->utctime.tv_sec != 0;
+        report->time_sec = (int64_t)gst->utctime.tv_sec;
+        report->time_nsec = (int64_t)gst->utctime.tv_nsec;
+        report->lat_deviation = gst->lat_err_deviation;
+        report->lon_deviation = gst->lon_err_deviation;
+        report->alt_deviation = gst->alt_err_deviation;
         strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
         break;
     }

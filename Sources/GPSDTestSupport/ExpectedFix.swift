@@ -11,6 +11,14 @@ package struct ExpectedFix: Decodable, Sendable {
     package var speed: Double?
     package var course: Double?
     package var mode: Int
+    /// The 1-sigma errors of the epoch's $GPGST, in metres, if it had one.
+    package var deviation: Deviation?
+
+    package struct Deviation: Decodable, Sendable {
+        package var latitude: Double
+        package var longitude: Double
+        package var altitude: Double
+    }
 
     /// The fixes of a fixture file, in order.
     package static func load(_ name: String) throws -> [ExpectedFix] {

@@ -32,31 +32,11 @@ enum Field {
     static func timestamp(_ date: Date) -> String { GPSDTime.string(from: date) }
 
     /// The shortest text that reads back as the same number.
-    static func number(_ value: Double) -> String {
-        value.rounded() == value && abs(value) < 1e15 ? String(format: "%.1f", value) : "\(value)"
-    }
+    static func number(_ value: Double) -> String { JSONText.number(value) }
 
-    /// The named values of a fix, in a fixed order; absent values are left out.
+    /// The named values of a fix, in the order of the library's JSON schema; absent values are left out.
     static func properties(of location: Location, includeCoordinate: Bool) -> [(String, String)] {
-        var fields: [(String, String)] = []
-        if includeCoordinate {
-            fields.append(("latitude", number(location.coordinate.latitude)))
-            fields.append(("longitude", number(location.coordinate.longitude)))
-        }
-        let optional: [(String, Double?)] = [
-            ("altitude", location.altitude), ("ellipsoidalAltitude", location.ellipsoidalAltitude),
-            ("horizontalAccuracy", location.horizontalAccuracy), ("verticalAccuracy", location.verticalAccuracy),
-            ("speed", location.speed), ("speedAccuracy", location.speedAccuracy), ("course", location.course),
-            ("courseAccuracy", location.courseAccuracy), ("climb", location.climb),
-        ]
-        for (name, value) in optional {
-            if let value { fields.append((name, number(value))) }
-        }
-        if let timestamp = location.timestamp { fields.append(("timestamp", jsonString(Self.timestamp(timestamp)))) }
-        fields.append(("fix", jsonString(location.fix.rawValue)))
-        fields.append(("status", jsonString(location.status.rawValue)))
-        if let device = location.device { fields.append(("device", jsonString(device))) }
-        return fields
+        location.jsonFields(includingCoordinate: includeCoordinate)
     }
 
     static func jsonObject(_ fields: [(String, String)]) -> String {
@@ -118,7 +98,7 @@ struct JSONLinesWriter: LocationWriter {
     var header: String { "" }
     var footer: String { "" }
     mutating func record(_ location: Location) -> String {
-        Field.jsonObject(Field.properties(of: location, includeCoordinate: true)) + "\n"
+        location.jsonText + "\n"
     }
 }
 

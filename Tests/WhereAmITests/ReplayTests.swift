@@ -1,4 +1,5 @@
 import Foundation
+import GPSDLocation
 import GPSDTestSupport
 import Testing
 
@@ -32,6 +33,19 @@ extension WhereAmIProcessTests {
             #expect(result.stderr.isEmpty, "\(result.stderr)")
             try #require(result.stdoutLines.count == 1, "\(result)")
             expectRecord(try Formats.jsonRecord(result.stdoutLines[0]), isAnEpochOf: track)
+        }
+
+        @Test("every --format json line decodes as a Location (one schema), equal to the library's own fix")
+        func jsonLinesDecodeAsLocations() async throws {
+            let result = try await whereami("--demo", "--follow", "--speed", "0", "--format", "json", "-q")
+            #expect(result.status == 0, "\(result)")
+            // The library, replaying the same recording, delivers the same fixes.
+            let gps = AsyncLocationManager(recording: Self.bundledRecording, pace: .asFastAsPossible)
+            var library: [Location] = []
+            for try await fix in gps.updates(bufferingPolicy: .unbounded) { library.append(fix) }
+            let decoded = try result.stdoutLines.map { try JSONDecoder().decode(Location.self, from: Data($0.utf8)) }
+            #expect(decoded.count == 174)
+            #expect(decoded == library)
         }
 
         @Test("--demo (text) says on stderr that it replays the bundled drive")

@@ -1,5 +1,5 @@
 extension AsyncLocationManager {
-    /// Fixes as they come, one per receiver cycle, until the consumer stops iterating, its task is
+    /// Fixes as they come, until the consumer stops iterating, its task is
     /// cancelled, or ``stop()`` is called.
     ///
     /// Each call makes an independent sequence with its own filters and its own subscription of the manager,
@@ -17,11 +17,15 @@ extension AsyncLocationManager {
     /// - Parameters:
     ///   - desiredAccuracy: only fixes at least this accurate (metres); `nil` takes any.
     ///   - distanceFilter: only fixes at least this far (metres) from the last one delivered.
+    ///   - delivery: each epoch as its reports come (``EpochDelivery/asReported``, the default: a fix again
+    ///     when a later report of its epoch adds a value), or once, complete, when it is over
+    ///     (``EpochDelivery/oncePerEpoch``: what a logger wants).
     ///   - bufferingPolicy: what to keep for a consumer that falls behind; by default
     ///     ``defaultBufferingPolicy``, the newest 16.
     public func updates(
         desiredAccuracy: Double? = nil,
         distanceFilter: Double? = nil,
+        delivery: EpochDelivery = .asReported,
         bufferingPolicy: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy =
             AsyncLocationManager.defaultBufferingPolicy
     ) -> LocationUpdates {
@@ -37,7 +41,8 @@ extension AsyncLocationManager {
         }
         state.withLock { $0.add(id, continuation, drops: drops) }
         manager.subscribe(
-            id, .continuous(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter), consumer: receiver)
+            id, .continuous(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter, delivery: delivery),
+            consumer: receiver)
         return LocationUpdates(stream: stream, drops: drops)
     }
 

@@ -6,6 +6,8 @@ package enum GPSDReport: Sendable, Equatable {
     case fix(Location)
     /// A TPV without a fix (mode 0 or 1, or no position), with its time if it had one.
     case noFix(device: String?, time: Date?)
+    /// A GST report: the receiver's 1-sigma position errors for the epoch at `time`.
+    case deviation(Location.Deviation, device: String?, time: Date?)
     /// A SKY report: satellites seen and used.
     case sky(SatelliteCount)
     /// The VERSION banner: gpsd's release.
@@ -18,6 +20,6 @@ package enum GPSDReport: Sendable, Equatable {
     case error(String)
     /// A POLL reply, with the TPVs it carried (each already a report) and gpsd's time of the poll.
     case poll(time: Date?, reports: [GPSDReport])
-    /// Anything else (WATCH, GST, …), or a fix dropped because its position cannot be true.
+    /// Anything else (WATCH, ATT, …), or a fix dropped because its position cannot be true.
     case other
 }

@@ -51,6 +51,7 @@ package final class ReportDecoder {
         case CGPS_CLASS_DEVICE: return .device(path: deviceText(), active: report.device_active)
         case CGPS_CLASS_ERROR: return .error(messageText())
         case CGPS_CLASS_POLL: return pollReport(Data(line))
+        case CGPS_CLASS_GST: return deviationReport()
         default:
             // gps_unpack accepts any JSON object; only objects with a class are reports.
             return Data(line).containsClassKey ? .other : nil
@@ -86,6 +87,8 @@ package final class ReportDecoder {
             ellipsoidalAltitude: isThreeD ? check(report.alt_hae, Plausibility.altitude, .altitude) : nil,
             horizontalAccuracy: check(report.eph, Plausibility.positionError, .accuracy),
             verticalAccuracy: isThreeD ? check(report.epv, Plausibility.positionError, .accuracy) : nil,
+            latitudeAccuracy: check(report.epy, Plausibility.positionError, .accuracy),
+            longitudeAccuracy: check(report.epx, Plausibility.positionError, .accuracy),
             speed: check(report.speed, Plausibility.speed, .speed),
             speedAccuracy: check(report.eps, Plausibility.speedError, .accuracy),
             course: course,
@@ -96,6 +99,18 @@ package final class ReportDecoder {
             status: Location.Status(gpsdStatus: report.status),
             device: device
         ))
+    }
+
+    /// A GST report: its 1-sigma errors, each checked like an error estimate. A report with none left is
+    /// ``GPSDReport/other``.
+    private func deviationReport() -> GPSDReport {
+        let deviation = Location.Deviation(
+            latitude: Plausibility.check(report.lat_deviation, Plausibility.positionError, .accuracy, into: &problems),
+            longitude: Plausibility.check(report.lon_deviation, Plausibility.positionError, .accuracy, into: &problems),
+            altitude: Plausibility.check(report.alt_deviation, Plausibility.positionError, .accuracy, into: &problems))
+        guard deviation != Location.Deviation() else { return .other }
+        let time = report.has_time ? GPSDTime.date(seconds: report.time_sec, nanoseconds: report.time_nsec) : nil
+        return .deviation(deviation, device: deviceText(), time: time.flatMap { Plausibility.isPlausible($0) ? $0 : nil })
     }
 
     private func deviceText() -> String? {

@@ -34,11 +34,12 @@ extension Location {
     /// better dimension.
     func addsInformation(to other: Location) -> Bool {
         if fix == .threeDimensional && other.fix == .twoDimensional { return true }
-        let mine: [Double?] = [altitude, ellipsoidalAltitude, horizontalAccuracy, verticalAccuracy, speed,
-                               speedAccuracy, course, courseAccuracy, climb]
+        if deviation != nil && other.deviation == nil { return true }
+        let mine: [Double?] = [altitude, ellipsoidalAltitude, horizontalAccuracy, verticalAccuracy,
+                               latitudeAccuracy, longitudeAccuracy, speed, speedAccuracy, course, courseAccuracy, climb]
         let theirs: [Double?] = [other.altitude, other.ellipsoidalAltitude, other.horizontalAccuracy,
-                                 other.verticalAccuracy, other.speed, other.speedAccuracy, other.course,
-                                 other.courseAccuracy, other.climb]
+                                 other.verticalAccuracy, other.latitudeAccuracy, other.longitudeAccuracy, other.speed,
+                                 other.speedAccuracy, other.course, other.courseAccuracy, other.climb]
         return zip(mine, theirs).contains { $0 != nil && $1 == nil }
     }
 }

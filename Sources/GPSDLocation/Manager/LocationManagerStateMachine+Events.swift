@@ -37,7 +37,16 @@ extension LocationManagerStateMachine {
         case .version(let release): return tell(status.version(release))
         case .devices(let count): return tell(status.devices(count: count))
         case .device(let path, let active): return tell(status.device(path, active: active))
-        case .noFix: return tell(status.noFix())
+        case .noFix: return flushPendingEpochs() + tell(status.noFix())
+        case .deviation(let deviation, let device, let time):
+            guard let time else { return tell(status.heard()) }
+            deviations[device ?? ""] = (deviation, time)
+            // A GST that comes after its epoch's TPV completes that fix: it is passed on again, completed, as a
+            // later TPV of the epoch would be.
+            guard var completed = latest?.location, completed.deviation == nil, completed.timestamp == time,
+                  completed.device == device else { return tell(status.heard()) }
+            completed.deviation = deviation
+            return receive(completed, age: nil, now: now, arrival: arrival)
         case .other: return tell(status.heard())
         case .error(let message):
             // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
@@ -66,6 +75,7 @@ extension LocationManagerStateMachine {
     /// one-shot fails with `locationUnknown` and a continuous subscription ends quietly.
     mutating func end(with error: LocationError?) -> [Action] {
         var notifications = Notifications()
+        flushPendingEpochs(into: &notifications)
         var delegateFailure: LocationError?
         for (id, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
             switch subscription.consumer {
@@ -100,6 +110,10 @@ extension LocationManagerStateMachine {
         }
         let current = now - (age ?? .zero)
         if let latest, latest.at > current { return [] }   // an older held fix than one we have
+        var reported = reported
+        if reported.deviation == nil, let known = deviations[reported.device ?? ""], known.time == reported.timestamp {
+            reported.deviation = known.deviation   // the epoch's GST came first
+        }
         guard coalescer.accept(reported) else { return tell(status.heard()) }
         var location = reported
         let heldFor = age ?? .zero
@@ -116,22 +130,32 @@ extension LocationManagerStateMachine {
             defer { subscriptions.formIndex(after: &index) }
             let (id, subscription) = subscriptions[index]
             if let age, !subscription.takesHeldFix(aged: age) { continue }
-            let (accuracy, distance) = filters(of: subscription)
-            guard location.meets(desiredAccuracy: accuracy) else {
-                if subscription.isOneShot, location.isBetter(than: subscription.best) {
-                    subscriptions.values[index].best = location
+            if subscription.takesCompleteEpochs {
+                // The newest record of its epoch waits; the previous epoch, now over, is passed on.
+                subscriptions.values[index].pendingEpoch = location
+                if let previous = subscription.pendingEpoch, !previous.isSameEpoch(as: location) {
+                    offer(previous, at: index, into: &notifications)
                 }
                 continue
             }
+            let (accuracy, _) = filters(of: subscription)
             if subscription.isOneShot {
+                guard location.meets(desiredAccuracy: accuracy) else {
+                    if location.isBetter(than: subscription.best) { subscriptions.values[index].best = location }
+                    continue
+                }
                 ended.append(id)
+                switch subscription.consumer {
+                case .delegate: toDelegate = true
+                case .consumer(let consumer, _): notifications.add(.location(location), for: id, to: consumer)
+                }
+            } else if case .delegate = subscription.consumer {
+                let (accuracy, distance) = filters(of: subscription)
+                guard location.meets(desiredAccuracy: accuracy),
+                      location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { continue }
+                toDelegate = true
             } else {
-                guard location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { continue }
-                subscriptions.values[index].lastDelivered = location
-            }
-            switch subscription.consumer {
-            case .delegate: toDelegate = true
-            case .consumer(let consumer, _): notifications.add(.location(location), for: id, to: consumer)
+                offer(location, at: index, into: &notifications)
             }
         }
         for id in ended { subscriptions[id] = nil }
@@ -142,6 +166,38 @@ extension LocationManagerStateMachine {
             actions.append(.deliver([location], generation: generation))
         }
         return ended.isEmpty ? actions : actions + reconcile()
+    }
+
+    /// Passes `location` to the continuous consumer subscription at `index` if it meets its filters.
+    private mutating func offer(
+        _ location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index,
+        into notifications: inout Notifications
+    ) {
+        let (id, subscription) = subscriptions[index]
+        guard case .consumer(let consumer, _) = subscription.consumer else { return }
+        let (accuracy, distance) = filters(of: subscription)
+        guard location.meets(desiredAccuracy: accuracy),
+              location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { return }
+        subscriptions.values[index].lastDelivered = location
+        notifications.add(.location(location), for: id, to: consumer)
+    }
+
+    /// The epochs streams hold back are over (the fix was lost, the connection ended, the source ended): each
+    /// is passed on, ahead of what ended it.
+    mutating func flushPendingEpochs(into notifications: inout Notifications) {
+        var index = subscriptions.startIndex
+        while index != subscriptions.endIndex {
+            defer { subscriptions.formIndex(after: &index) }
+            guard let pending = subscriptions.values[index].pendingEpoch else { continue }
+            subscriptions.values[index].pendingEpoch = nil
+            offer(pending, at: index, into: &notifications)
+        }
+    }
+
+    mutating func flushPendingEpochs() -> [Action] {
+        var notifications = Notifications()
+        flushPendingEpochs(into: &notifications)
+        return notifications.actions
     }
 
     private func filters(of subscription: Subscription) -> (accuracy: Double?, distance: Double?) {

@@ -4,6 +4,7 @@ extension LocationManagerStateMachine {
         switch source {
         case .idle where isSessionWanted:
             coalescer.reset()   // a fresh start; a reconnection keeps it, so a fix sent again is not delivered twice
+            deviations.removeAll()
             return openNextSession()
         case .open(let number, let session) where !isSessionWanted:
             source = .closing(number: number, then: .stop)
@@ -86,7 +87,7 @@ extension LocationManagerStateMachine {
         let next: NextStep
         if let error, error.code.isTransient, reconnectPolicy.allowsRetry(afterFailures: failedAttempts + 1) {
             failedAttempts += 1
-            actions = endRequestsThatNeverConnected(with: error) + observe(.sessionEnded(error))
+            actions = flushPendingEpochs() + endRequestsThatNeverConnected(with: error) + observe(.sessionEnded(error))
             if isSessionWanted {
                 let delay = reconnectPolicy.delay(afterFailures: failedAttempts, unit: jitter.nextUnit())
                 next = .reconnect(after: delay)

@@ -100,6 +100,8 @@ struct LocationManagerStateMachine {
 
     // What arrived.
     var coalescer = EpochCoalescer()
+    /// The newest GST (1-sigma errors) of each receiver, by device, with the epoch it belongs to.
+    var deviations: [String: (deviation: Location.Deviation, time: Date)] = [:]
     /// The newest fix and the monotonic time it was current.
     var latest: (location: Location, at: Duration)?
     var satellites: SatelliteCount?

@@ -22,15 +22,19 @@ package struct SubscriptionRequest: Sendable, Equatable {
         Self(isOneShot: true, maximumAge: maximumAge, desiredAccuracy: desiredAccuracy, distanceFilter: nil)
     }
 
-    /// Every live fix that passes the filters, until unsubscribed or ended.
-    package static func continuous(desiredAccuracy: Double? = nil, distanceFilter: Double? = nil) -> Self {
-        Self(isOneShot: false, maximumAge: nil, desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter)
+    /// Every live fix that passes the filters, until unsubscribed or ended: each epoch as reported, or once.
+    package static func continuous(
+        desiredAccuracy: Double? = nil, distanceFilter: Double? = nil, delivery: EpochDelivery = .asReported
+    ) -> Self {
+        Self(isOneShot: false, maximumAge: nil, desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter,
+             delivery: delivery)
     }
 
     package var isOneShot: Bool
     package var maximumAge: Duration?
     package var desiredAccuracy: Double?
     package var distanceFilter: Double?
+    package var delivery: EpochDelivery = .asReported
 }
 
 /// Receives the events of its subscriptions a batch at a time: everything one report (a fix, a failure) means
@@ -110,6 +114,14 @@ struct Subscription {
     var lastDelivered: Location?
     /// The best fix that did not qualify, for a one-shot's failure.
     var best: Location?
+    /// For a stream that takes each epoch once: the newest record of the epoch not yet over.
+    var pendingEpoch: Location?
+
+    /// Whether it takes each epoch once, when the epoch is over (``EpochDelivery/oncePerEpoch``).
+    var takesCompleteEpochs: Bool {
+        if case .consumer(_, let request) = consumer { return !request.isOneShot && request.delivery == .oncePerEpoch }
+        return false
+    }
 
     /// Whether it is a request waiting for gpsd's held fix (a one-shot with a maximum age).
     var wantsHeldFix: Bool {

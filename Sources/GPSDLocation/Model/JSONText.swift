@@ -1,3 +1,5 @@
+import Foundation
+
 /// JSON text the package writes by hand (gpsd's commands; whereami's records), where a full encoder would be
 /// more than the job needs.
 package enum JSONText {
@@ -18,5 +20,13 @@ package enum JSONText {
             }
         }
         return out + "\""
+    }
+}
+
+extension JSONText {
+    /// A finite number as the shortest JSON text that reads back as the same `Double`; whole numbers keep one
+    /// decimal (`35.0`), so a reader sees a measurement, not a count.
+    package static func number(_ value: Double) -> String {
+        value.rounded() == value && abs(value) < 1e15 ? String(format: "%.1f", value) : "\(value)"
     }
 }

@@ -11,6 +11,9 @@ public import Foundation
 /// let paris = Location(coordinate: .init(latitude: 48.8584, longitude: 2.2945))
 /// print(berlin.distance(from: paris))   // 881329.9… metres
 /// ```
+///
+/// Its JSON form (``Codable``, and ``jsonText``) is one flat object, the same one `whereami --format json`
+/// writes: see <doc:JSONSchema>.
 public struct Location: Sendable, Hashable, Codable {
     /// A latitude and longitude in degrees, WGS84.
     public struct Coordinate: Sendable, Hashable, Codable {
@@ -66,8 +69,14 @@ public struct Location: Sendable, Hashable, Codable {
     public var ellipsoidalAltitude: Double?
     /// Estimated horizontal error in metres (gpsd `eph`, roughly 95 % confidence).
     public var horizontalAccuracy: Double?
-    /// Estimated vertical error in metres (gpsd `epv`).
+    /// Estimated vertical error in metres (gpsd `epv`, roughly 95 % confidence).
     public var verticalAccuracy: Double?
+    /// Estimated north–south error in metres (gpsd `epy`, roughly 95 % confidence).
+    public var latitudeAccuracy: Double?
+    /// Estimated east–west error in metres (gpsd `epx`, roughly 95 % confidence).
+    public var longitudeAccuracy: Double?
+    /// The receiver's own 1-sigma position errors for this epoch (gpsd's GST report), if it sends them.
+    public var deviation: Deviation?
     /// Speed over ground in metres per second.
     public var speed: Double?
     /// Estimated speed error in metres per second (gpsd `eps`).
@@ -89,6 +98,25 @@ public struct Location: Sendable, Hashable, Codable {
     /// When the fix reached this process, by the monotonic clock and by the wall clock; `nil` for a fix not
     /// made by a manager. Not part of what makes two fixes equal: it says when, not what.
     public var arrival: Arrival?
+
+    /// A receiver's 1-sigma (standard deviation) position errors in metres, from its pseudorange noise
+    /// statistics (NMEA GST, gpsd's `GST` report). Unlike the ~95 % estimates (``Location/horizontalAccuracy``
+    /// and the like), these are the receiver's own statistics, and they come only from receivers that send them.
+    public struct Deviation: Sendable, Hashable {
+        /// 1-sigma error of the latitude, in metres (gpsd `lat`).
+        public var latitude: Double?
+        /// 1-sigma error of the longitude, in metres (gpsd `lon`).
+        public var longitude: Double?
+        /// 1-sigma error of the altitude, in metres (gpsd `alt`).
+        public var altitude: Double?
+
+        /// `Location.Deviation(latitude: 0.8, longitude: 0.6, altitude: 1.9)`.
+        public init(latitude: Double? = nil, longitude: Double? = nil, altitude: Double? = nil) {
+            self.latitude = latitude
+            self.longitude = longitude
+            self.altitude = altitude
+        }
+    }
 
     /// When a fix reached this process. For a fix gpsd held (asked for with `?POLL;`), when gpsd had it, as far as
     /// gpsd's clock tells.
@@ -123,6 +151,9 @@ public struct Location: Sendable, Hashable, Codable {
         ellipsoidalAltitude: Double? = nil,
         horizontalAccuracy: Double? = nil,
         verticalAccuracy: Double? = nil,
+        latitudeAccuracy: Double? = nil,
+        longitudeAccuracy: Double? = nil,
+        deviation: Deviation? = nil,
         speed: Double? = nil,
         speedAccuracy: Double? = nil,
         course: Double? = nil,
@@ -138,6 +169,9 @@ public struct Location: Sendable, Hashable, Codable {
         self.ellipsoidalAltitude = ellipsoidalAltitude
         self.horizontalAccuracy = horizontalAccuracy
         self.verticalAccuracy = verticalAccuracy
+        self.latitudeAccuracy = latitudeAccuracy
+        self.longitudeAccuracy = longitudeAccuracy
+        self.deviation = deviation
         self.speed = speed
         self.speedAccuracy = speedAccuracy
         self.course = course
@@ -155,7 +189,9 @@ extension Location {
     public static func == (lhs: Location, rhs: Location) -> Bool {
         lhs.coordinate == rhs.coordinate && lhs.altitude == rhs.altitude
             && lhs.ellipsoidalAltitude == rhs.ellipsoidalAltitude && lhs.horizontalAccuracy == rhs.horizontalAccuracy
-            && lhs.verticalAccuracy == rhs.verticalAccuracy && lhs.speed == rhs.speed
+            && lhs.verticalAccuracy == rhs.verticalAccuracy && lhs.latitudeAccuracy == rhs.latitudeAccuracy
+            && lhs.longitudeAccuracy == rhs.longitudeAccuracy && lhs.deviation == rhs.deviation
+            && lhs.speed == rhs.speed
             && lhs.speedAccuracy == rhs.speedAccuracy && lhs.course == rhs.course
             && lhs.courseAccuracy == rhs.courseAccuracy && lhs.climb == rhs.climb && lhs.timestamp == rhs.timestamp
             && lhs.fix == rhs.fix && lhs.status == rhs.status && lhs.device == rhs.device
@@ -165,11 +201,6 @@ extension Location {
         hasher.combine(coordinate)
         hasher.combine(timestamp)
         hasher.combine(device)
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case coordinate, altitude, ellipsoidalAltitude, horizontalAccuracy, verticalAccuracy, speed, speedAccuracy
-        case course, courseAccuracy, climb, timestamp, fix, status, device
     }
 }
 

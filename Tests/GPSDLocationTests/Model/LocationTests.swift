@@ -74,50 +74,6 @@ struct LocationTests {
         timestamp: Date(timeIntervalSince1970: 1_748_779_205.25),
         fix: .threeDimensional, status: .rtkFixed, device: "/dev/ttyUSB0")
 
-    @Test func fullyPopulatedLocationRoundTripsThroughJSON() throws {
-        let data = try JSONEncoder().encode(Self.full)
-        let text = String(decoding: data, as: UTF8.self)
-        #expect(!text.contains("NaN"))
-        #expect(!text.contains("null"))
-        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(Set(object.keys) == [
-            "coordinate", "altitude", "ellipsoidalAltitude", "horizontalAccuracy", "verticalAccuracy", "speed",
-            "speedAccuracy", "course", "courseAccuracy", "climb", "timestamp", "fix", "status", "device",
-        ])
-        #expect(object["fix"] as? String == "3D")
-        #expect(object["status"] as? String == "rtkFixed")
-        #expect(try JSONDecoder().decode(Location.self, from: data) == Self.full)
-    }
-
-    @Test func sparseLocationOmitsNilFields() throws {
-        let sparse = Location(coordinate: .init(latitude: 1.5, longitude: -2.25), fix: .twoDimensional)
-        let data = try JSONEncoder().encode(sparse)
-        let text = String(decoding: data, as: UTF8.self)
-        #expect(!text.contains("NaN"))
-        #expect(!text.contains("null"))
-        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(Set(object.keys) == ["coordinate", "fix", "status"])
-        #expect(object["fix"] as? String == "2D")
-        #expect(object["status"] as? String == "gps")
-        let decoded = try JSONDecoder().decode(Location.self, from: data)
-        #expect(decoded == sparse)
-        #expect(decoded.altitude == nil)
-        #expect(decoded.timestamp == nil)
-        #expect(decoded.device == nil)
-    }
-
-    @Test func roundTripsWithISO8601Dates() throws {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        var whole = Self.full
-        whole.timestamp = Date(timeIntervalSince1970: 1_748_779_205)  // .iso8601 keeps whole seconds only
-        let data = try encoder.encode(whole)
-        #expect(String(decoding: data, as: UTF8.self).contains("2025-06-01T12:00:05Z"))
-        #expect(try decoder.decode(Location.self, from: data) == whole)
-    }
-
     @Test func everyFixAndStatusRoundTrips() throws {
         for fix in Location.Fix.allCases {
             for status in Location.Status.allCases {

@@ -9,12 +9,15 @@ import FoundationXML
 /// each returning the fixes as ``Record``s and recording an issue for whatever breaks the documented format.
 enum Formats {
     /// The field names of `--format json`, as the README documents them (the library's `Location` names).
+    /// The keys of Documentation/JSONSchema.md.
     static let jsonFields: Set<String> = [
         "latitude", "longitude", "altitude", "ellipsoidalAltitude", "horizontalAccuracy", "verticalAccuracy",
+        "latitudeAccuracy", "longitudeAccuracy", "latitudeDeviation", "longitudeDeviation", "altitudeDeviation",
         "speed", "speedAccuracy", "course", "courseAccuracy", "climb", "timestamp", "fix", "status", "device",
     ]
     static let numericFields: Set<String> = [
         "latitude", "longitude", "altitude", "ellipsoidalAltitude", "horizontalAccuracy", "verticalAccuracy",
+        "latitudeAccuracy", "longitudeAccuracy", "latitudeDeviation", "longitudeDeviation", "altitudeDeviation",
         "speed", "speedAccuracy", "course", "courseAccuracy", "climb",
     ]
     static let stringFields: Set<String> = ["timestamp", "fix", "status", "device"]

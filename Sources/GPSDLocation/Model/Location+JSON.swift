@@ -1,0 +1,133 @@
+import Foundation
+
+// One JSON form of a fix, written by `Codable` and by ``Location/jsonText`` alike (and so by whereami, the
+// samples' logs, …): a flat object, times in gpsd's ISO 8601 with milliseconds. Documented in JSONSchema.md.
+
+extension Location {
+    /// The keys of a fix's JSON object, in the order ``jsonText`` writes them.
+    package enum JSONKey: String, CodingKey, CaseIterable {
+        case timestamp, latitude, longitude, altitude, ellipsoidalAltitude
+        case horizontalAccuracy, verticalAccuracy, latitudeAccuracy, longitudeAccuracy
+        case latitudeDeviation, longitudeDeviation, altitudeDeviation
+        case speed, speedAccuracy, course, courseAccuracy, climb, fix, status, device
+    }
+
+    /// The fix as one line of JSON, without a newline: the same object `JSONEncoder` makes of it, with its
+    /// keys in a fixed order and values left out when unknown.
+    ///
+    /// ```swift
+    /// print(fix.jsonText)
+    /// // {"timestamp":"2025-06-01T12:00:06.000Z","latitude":52.52180605,"longitude":13.4133957333,…,"fix":"3D","status":"gps"}
+    /// let same = try JSONDecoder().decode(Location.self, from: Data(fix.jsonText.utf8))
+    /// ```
+    public var jsonText: String {
+        "{" + jsonFields(includingCoordinate: true).map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    /// The fields of ``jsonText`` as (key, JSON value) pairs; without latitude and longitude for formats that
+    /// carry the position elsewhere (GeoJSON's geometry).
+    package func jsonFields(includingCoordinate: Bool) -> [(String, String)] {
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(JSONKey.allCases.count)
+        if let timestamp { fields.append(("timestamp", JSONText.quoted(GPSDTime.string(from: timestamp)))) }
+        if includingCoordinate {
+            fields.append(("latitude", JSONText.number(coordinate.latitude)))
+            fields.append(("longitude", JSONText.number(coordinate.longitude)))
+        }
+        for (key, value) in optionalNumbers {
+            if let value { fields.append((key.rawValue, JSONText.number(value))) }
+        }
+        fields.append(("fix", JSONText.quoted(fix.rawValue)))
+        fields.append(("status", JSONText.quoted(status.rawValue)))
+        if let device { fields.append(("device", JSONText.quoted(device))) }
+        return fields
+    }
+
+    private var optionalNumbers: [(JSONKey, Double?)] {
+        [(.altitude, altitude), (.ellipsoidalAltitude, ellipsoidalAltitude),
+         (.horizontalAccuracy, horizontalAccuracy), (.verticalAccuracy, verticalAccuracy),
+         (.latitudeAccuracy, latitudeAccuracy), (.longitudeAccuracy, longitudeAccuracy),
+         (.latitudeDeviation, deviation?.latitude), (.longitudeDeviation, deviation?.longitude),
+         (.altitudeDeviation, deviation?.altitude),
+         (.speed, speed), (.speedAccuracy, speedAccuracy), (.course, course), (.courseAccuracy, courseAccuracy),
+         (.climb, climb)]
+    }
+
+    /// Writes the flat object of ``jsonText``. A non-finite number cannot be written: it throws
+    /// `EncodingError.invalidValue`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: JSONKey.self)
+        if let timestamp { try container.encode(GPSDTime.string(from: timestamp), forKey: .timestamp) }
+        for (key, value) in [(JSONKey.latitude, coordinate.latitude), (.longitude, coordinate.longitude)] {
+            try container.encode(try Self.finite(value, key, container.codingPath), forKey: key)
+        }
+        for (key, value) in optionalNumbers {
+            if let value { try container.encode(try Self.finite(value, key, container.codingPath), forKey: key) }
+        }
+        try container.encode(fix, forKey: .fix)
+        try container.encode(status, forKey: .status)
+        try container.encodeIfPresent(device, forKey: .device)
+    }
+
+    /// Reads the flat object of ``jsonText``. A value that cannot be true (latitude 91, a negative speed, a time
+    /// that is not a calendar time) throws `DecodingError.dataCorrupted` naming the key, as does a fix without a
+    /// latitude or longitude. `fix` and `status` default to 3D and `gps` when absent.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: JSONKey.self)
+        func number(_ key: JSONKey, _ range: ClosedRange<Double>) throws -> Double? {
+            guard let value = try container.decodeIfPresent(Double.self, forKey: key) else { return nil }
+            guard range.contains(value) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "\(value) is not a possible \(key.rawValue)")
+            }
+            return value
+        }
+        func required(_ key: JSONKey, _ range: ClosedRange<Double>) throws -> Double {
+            guard let value = try number(key, range) else {
+                throw DecodingError.keyNotFound(key, .init(codingPath: container.codingPath, debugDescription: "a fix needs its \(key.rawValue)"))
+            }
+            return value
+        }
+        var timestamp: Date?
+        if let text = try container.decodeIfPresent(String.self, forKey: .timestamp) {
+            guard Plausibility.isCalendarTime(Substring(text)), let date = GPSDTime.date(from: text),
+                  Plausibility.isPlausible(date) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .timestamp, in: container, debugDescription: "\(text) is not an ISO 8601 UTC time")
+            }
+            timestamp = date
+        }
+        let latitudeDeviation = try number(.latitudeDeviation, Plausibility.positionError)
+        let longitudeDeviation = try number(.longitudeDeviation, Plausibility.positionError)
+        let altitudeDeviation = try number(.altitudeDeviation, Plausibility.positionError)
+        let hasDeviation = latitudeDeviation != nil || longitudeDeviation != nil || altitudeDeviation != nil
+        self.init(
+            coordinate: .init(latitude: try required(.latitude, Plausibility.latitude),
+                              longitude: try required(.longitude, Plausibility.longitude)),
+            altitude: try number(.altitude, Plausibility.altitude),
+            ellipsoidalAltitude: try number(.ellipsoidalAltitude, Plausibility.altitude),
+            horizontalAccuracy: try number(.horizontalAccuracy, Plausibility.positionError),
+            verticalAccuracy: try number(.verticalAccuracy, Plausibility.positionError),
+            latitudeAccuracy: try number(.latitudeAccuracy, Plausibility.positionError),
+            longitudeAccuracy: try number(.longitudeAccuracy, Plausibility.positionError),
+            deviation: hasDeviation ? Deviation(latitude: latitudeDeviation, longitude: longitudeDeviation,
+                                                altitude: altitudeDeviation) : nil,
+            speed: try number(.speed, Plausibility.speed),
+            speedAccuracy: try number(.speedAccuracy, Plausibility.speedError),
+            course: try number(.course, Plausibility.course).map { $0 == 360 ? 0 : $0 },
+            courseAccuracy: try number(.courseAccuracy, Plausibility.courseError),
+            climb: try number(.climb, Plausibility.climb),
+            timestamp: timestamp,
+            fix: try container.decodeIfPresent(Fix.self, forKey: .fix) ?? .threeDimensional,
+            status: try container.decodeIfPresent(Status.self, forKey: .status) ?? .gps,
+            device: try container.decodeIfPresent(String.self, forKey: .device)
+        )
+    }
+
+    private static func finite(_ value: Double, _ key: JSONKey, _ path: [any CodingKey]) throws -> Double {
+        guard value.isFinite else {
+            throw EncodingError.invalidValue(value, .init(codingPath: path + [key], debugDescription: "JSON has no \(value)"))
+        }
+        return value
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+/// `updates(delivery: .oncePerEpoch)`: one record per epoch, the most complete, passed on when the epoch is
+/// over; `.asReported` (the default) beside it on the same manager, unchanged.
+@Suite("Epoch delivery", .timeLimit(.minutes(1)))
+struct EpochDeliveryTests {
+    private let connectionLost = LocationError(.connectionLost, "connection to gpsd at localhost:2947 lost")
+
+    /// The first report of an epoch (RMC: no altitude, no climb), as gpsd sends it before GGA completes it.
+    private func partial(_ second: Int) -> Location {
+        var fix = Location.sample(second: second)
+        fix.altitude = nil
+        fix.ellipsoidalAltitude = nil
+        fix.verticalAccuracy = nil
+        fix.fix = .twoDimensional
+        return fix
+    }
+
+    private func collect(_ updates: LocationUpdates) async throws -> [Location] {
+        var received: [Location] = []
+        for try await fix in updates { received.append(fix) }
+        return received
+    }
+
+    @Test func severalReportsPerEpochBecomeOneCompleteRecord() async throws {
+        let rig = AsyncRig()
+        let once = rig.gps.updates(delivery: .oncePerEpoch)
+        let asReported = rig.gps.updates()
+        await rig.source.waitForOpening()
+        for second in 1...3 {
+            rig.source.send(partial(second))
+            rig.source.send(Location.sample(second: second))
+        }
+        rig.source.send(.finished)
+        let complete = (1...3).map { Location.sample(second: $0) }
+        // The last epoch is passed on when the recording ends: nothing is lost.
+        #expect(try await collect(once) == complete)
+        #expect(try await collect(asReported) == (1...3).flatMap { [partial($0), Location.sample(second: $0)] })
+    }
+
+    @Test func anEpochIsPassedOnOnlyWhenTheNextBegins() async throws {
+        let rig = AsyncRig()
+        let updates = rig.gps.updates(delivery: .oncePerEpoch)
+        var iterator = updates.makeAsyncIterator()
+        await rig.source.waitForOpening()
+        rig.source.send(partial(1))
+        rig.source.send(Location.sample(second: 1))
+        rig.source.send(partial(2))   // epoch 1 is over
+        #expect(try await iterator.next() == Location.sample(second: 1))
+        rig.source.send(.finished)
+        #expect(try await iterator.next() == partial(2))   // the most complete record epoch 2 had
+        #expect(try await iterator.next() == nil)
+    }
+
+    @Test func losingTheFixEndsTheEpoch() async throws {
+        let rig = AsyncRig()
+        let updates = rig.gps.updates(delivery: .oncePerEpoch)
+        var iterator = updates.makeAsyncIterator()
+        await rig.source.waitForOpening()
+        rig.source.send(Location.sample(second: 1))
+        rig.source.send(.report(.noFix(device: "/dev/test", time: nil)))
+        #expect(try await iterator.next() == Location.sample(second: 1))
+    }
+
+    @Test func aLostConnectionEndsTheEpochAndTheStreamGoesOn() async throws {
+        let rig = AsyncRig(reconnect: ReconnectPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(1), jitter: 0))
+        let updates = rig.gps.updates(delivery: .oncePerEpoch)
+        var iterator = updates.makeAsyncIterator()
+        await rig.source.waitForOpening()
+        rig.source.send(Location.sample(second: 1))
+        rig.source.send(.failed(connectionLost))
+        #expect(try await iterator.next() == Location.sample(second: 1))
+        // Reconnected: the stream carries on with the next epochs.
+        rig.managerClock.advance(by: .seconds(1))   // the reconnection timer was set as the failure was handled
+        await rig.source.waitForOpening(count: 2)
+        rig.source.send(Location.sample(second: 5))
+        rig.source.send(Location.sample(second: 6))
+        #expect(try await iterator.next() == Location.sample(second: 5))
+    }
+
+    @Test func aGSTAfterItsTPVCompletesTheRecord() async throws {
+        let rig = AsyncRig()
+        let once = rig.gps.updates(delivery: .oncePerEpoch)
+        let asReported = rig.gps.updates()
+        await rig.source.waitForOpening()
+        let fix = Location.sample(second: 1)
+        let deviation = Location.Deviation(latitude: 0.8, longitude: 0.6, altitude: 1.9)
+        rig.source.send(fix)
+        // gpsd's GST of the same epoch (its time, its device) comes after the TPV.
+        rig.source.send(.report(.deviation(deviation, device: fix.device, time: fix.timestamp)))
+        // A GST of another epoch completes nothing.
+        rig.source.send(.report(.deviation(deviation, device: fix.device, time: Date(timeIntervalSince1970: 0))))
+        rig.source.send(.finished)
+        var completed = fix
+        completed.deviation = deviation
+        #expect(try await collect(once) == [completed])
+        #expect(try await collect(asReported) == [fix, completed])
+    }
+
+    @Test func aGSTBeforeItsTPVIsAttachedToIt() async throws {
+        let rig = AsyncRig()
+        let updates = rig.gps.updates()
+        await rig.source.waitForOpening()
+        let fix = Location.sample(second: 1)
+        let deviation = Location.Deviation(latitude: 0.5, longitude: 0.4, altitude: nil)
+        rig.source.send(.report(.deviation(deviation, device: fix.device, time: fix.timestamp)))
+        rig.source.send(fix)
+        rig.source.send(Location.sample(second: 2))   // no GST for this epoch: none attached
+        rig.source.send(.finished)
+        var completed = fix
+        completed.deviation = deviation
+        #expect(try await collect(updates) == [completed, Location.sample(second: 2)])
+    }
+
+    @Test func filtersJudgeTheCompleteRecord() async throws {
+        let rig = AsyncRig()
+        // Only fixes of 5 m or better: the epoch's first report lacks the accuracy, its complete record has it.
+        let updates = rig.gps.updates(desiredAccuracy: 5, delivery: .oncePerEpoch)
+        await rig.source.waitForOpening()
+        var first = Location.sample(second: 1)
+        first.horizontalAccuracy = nil
+        rig.source.send(first)
+        rig.source.send(Location.sample(second: 1))
+        rig.source.send(Location.sample(second: 2, accuracy: 50))   // epoch 2: too coarse
+        rig.source.send(.finished)
+        #expect(try await collect(updates) == [Location.sample(second: 1)])
+    }
+}
