@@ -8,6 +8,8 @@ import Testing
 //   15 nm, so the differences the tolerances allow are Vincenty's (and rounding's), not the reference's.
 // - Vincenty, T. (1975), "Direct and inverse solutions of geodesics on the ellipsoid with application of nested
 //   equations", Survey Review 23(176): the Flinders Peak → Buninyong line as Geoscience Australia publishes it.
+// - pymap3d 3.2.0 (Python), `geodetic2enu(lat, lon, h, lat0, lon0, h0)`, WGS84: its own ECEF and rotation code.
+// - Closed forms on the ellipsoid, derived in the comments where used.
 @Suite("Geometry")
 struct GeometryTests {
     private func coordinate(_ latitude: Double, _ longitude: Double) -> Location.Coordinate {
@@ -223,6 +225,158 @@ struct GeometryTests {
         ]
         for result in results {
             #expect(result.latitude.isNaN && result.longitude.isNaN)
+        }
+    }
+
+    // MARK: Local tangent plane
+
+    private func agree(_ offset: LocalOffset, _ east: Double, _ north: Double, _ up: Double, within tolerance: Double)
+        -> Bool
+    {
+        abs(offset.east - east) < tolerance && abs(offset.north - north) < tolerance && abs(offset.up - up) < tolerance
+    }
+
+    @Test func oneKilometreNorth() {
+        // GeographicLib Direct(45, 7, 0, 1000 m) → latitude 45.008998319221597; pymap3d geodetic2enu of it from
+        // (45, 7, 0): e = 5e-11, n = 999.9999958893, u = -0.0785251685 (the chord dips below the tangent plane).
+        let reference = location(45, 7, 0)
+        let offset = location(45.008_998_319_221_597, 7, 0).offset(from: reference)
+        #expect(agree(offset, 0, 999.999_995_889_3, -0.078_525_168_5, within: 1e-6), "\(offset)")
+        #expect(offset.ned == LocalOffset.NED(north: offset.north, east: offset.east, down: -offset.up))
+        // At a height of 300 m the same geodesic lies on a sphere 300 m bigger: pymap3d n = 1000.047110979,
+        // u = -0.078528868 (factor 1 + 300 / R).
+        let high = location(45.008_998_319_221_597, 7, 300).offset(from: location(45, 7, 300))
+        #expect(agree(high, 0, 1_000.047_110_979, -0.078_528_868, within: 1e-6), "\(high)")
+    }
+
+    @Test(arguments: [
+        // (point, reference, pymap3d geodetic2enu's east, north, up)
+        (52.5164, 13.3779, 81.0, 52.5163, 13.3777, 80.0, 13.577_164_328, 11.127_874_397, 0.999_975_870),
+        (48.8584, 2.2945, 35.0, 52.5163, 13.3777, 80.0, -808_216.070_905_695, -344_414.697_298_911,
+            -60_746.556_597_521),
+        (-16.5, -179.9, 12.0, -16.6, 179.95, 5.0, 16_014.635_059_896, 11_060.469_497_494, -22.746_725_196),
+        (89.99, 100.0, 0.0, 89.995, -80.0, 10.0, 0.0, 1_675.409_674_120, -10.219_310_613),  // over the pole
+        (-33.86, -70.70, 650.0, -33.85, -70.72, 600.0, 1_850.909_780_366, -1_109.491_080_218, 49.634_906_112),
+        (44.999_999_295_777_58, 7.012_682_817_143_41, 300.0, 45.0, 7.0, 300.0, 1_000.046_952_810, 0.0,
+            -0.078_265_164),  // GeographicLib Direct(45, 7, 90°, 1000 m)
+    ])
+    func offsetsMatchPymap3d(
+        lat: Double, lon: Double, h: Double, lat0: Double, lon0: Double, h0: Double,
+        east: Double, north: Double, up: Double
+    ) {
+        // Both are exact formulas; what remains is rounding of ECEF values near 6.4e6 m (about 1e-9 m each).
+        // 1 µm allows for that, with a margin for the 800 km line.
+        let offset = location(lat, lon, h).offset(from: location(lat0, lon0, h0))
+        #expect(agree(offset, east, north, up, within: 1e-6), "\(offset)")
+    }
+
+    @Test func offsetsOfClosedForm() {
+        // On the equator at longitude 0 the ENU axes are ECEF's y, z, x. ECEF of (0, 0, 0) is (a, 0, 0), of
+        // (0, 90, 0) is (0, a, 0) and of the north pole (0, 0, b), with a = 6378137 and
+        // b = a (1 - f) = 6356752.314245179 (WGS84).
+        let origin = location(0, 0, 0)
+        #expect(agree(location(0, 90, 0).offset(from: origin), 6_378_137, 0, -6_378_137, within: 1e-6))
+        #expect(agree(location(90, 0, 0).offset(from: origin), 0, 6_356_752.314_245_179, -6_378_137, within: 1e-6))
+        // Straight up along the normal: the height difference, and nothing else. Without an ellipsoidal altitude
+        // a location counts as on the ellipsoid.
+        #expect(agree(location(45, 7, 400).offset(from: location(45, 7, 300)), 0, 0, 100, within: 1e-8))
+        #expect(agree(location(45, 7, 25).offset(from: location(45, 7)), 0, 0, 25, within: 1e-8))
+        let itself = location(-12, 34, 5).offset(from: location(-12, 34, 5))
+        #expect(itself.east == 0 && itself.north == 0 && itself.up == 0)
+    }
+
+    @Test func nedIsNorthEastAndMinusUp() {
+        let offset = LocalOffset(east: 2, north: 10, up: 3)
+        #expect(offset.ned == LocalOffset.NED(north: 10, east: 2, down: -3))
+        #expect(LocalOffset(offset.ned) == offset)
+        let measured = location(52.5164, 13.3779, 81).offset(from: location(52.5163, 13.3777, 80))
+        #expect(measured.ned.north == measured.north && measured.ned.east == measured.east)
+        #expect(measured.ned.down == -measured.up)
+    }
+
+    @Test func locationAtOffsetMatchesPymap3d() {
+        // pymap3d enu2geodetic(1000, -2000, 30, -33.85, -70.72, 600) = (-33.868028777411, -70.709193458575,
+        // 630.392973485), and (100000, 100000, 0) from (10, 179.5, 0) = (10.902630923020, -179.585468267760,
+        // 1572.597654264): across the antimeridian, 1.6 km above the ellipsoid 141 km away.
+        let a = location(-33.85, -70.72, 600).location(atOffset: LocalOffset(east: 1_000, north: -2_000, up: 30))
+        #expect(agree(a.coordinate, coordinate(-33.868_028_777_411, -70.709_193_458_575), within: 1e-11))
+        #expect(abs((a.ellipsoidalAltitude ?? .nan) - 630.392_973_485) < 1e-6)
+        let b = location(10, 179.5, 0).location(atOffset: LocalOffset(east: 100_000, north: 100_000, up: 0))
+        #expect(agree(b.coordinate, coordinate(10.902_630_923_020, -179.585_468_267_760), within: 1e-11))
+        #expect(abs((b.ellipsoidalAltitude ?? .nan) - 1_572.597_654_264) < 1e-6)
+        #expect(b.altitude == nil && b.timestamp == nil)
+    }
+
+    @Test func straightUpKeepsLatitudeAndLongitude() {
+        // Along the ellipsoidal normal geodetic latitude and longitude do not change, whatever the height (this is
+        // the definition of geodetic height): here to the height of the ISS.
+        for (lat, lon) in [(50.0, -22.0), (0.0, 0.0), (-89.5, 135.0), (33.3, 179.9)] {
+            let up = location(lat, lon, 100).location(atOffset: LocalOffset(east: 0, north: 0, up: 420_000))
+            #expect(agree(up.coordinate, coordinate(lat, lon), within: 1e-12), "\(up)")
+            #expect(abs((up.ellipsoidalAltitude ?? .nan) - 420_100) < 1e-6)
+        }
+    }
+
+    @Test(arguments: [
+        // (reference latitude, longitude, height; offset east, north, up)
+        (45.0, 7.0, 300.0, 20.0, 50.0, 0.0),
+        (52.5163, 13.3777, 80.0, -1_234.5, 987.6, -3.2),
+        (-33.85, -70.72, 600.0, 1_000.0, -2_000.0, 30.0),
+        (0.0, 179.99, 0.0, 5_000.0, 0.0, 0.0),  // across the antimeridian
+        (89.999, 0.0, 0.0, -500.0, 300.0, -20.0),  // past the north pole
+        (-90.0, 0.0, 2_800.0, 150.0, 40.0, 1.0),  // at the south pole (the plane's axes follow the meridian 0)
+        (30.0, -100.0, -50.0, 200_000.0, -300_000.0, 10_000.0),  // hundreds of kilometres, 10 km up
+        (51.6, -20.0, 100.0, 147_653.4, 191_669.4, 415_594.4),  // out to the ISS
+    ])
+    func enuRoundTripsWithinAMicrometre(
+        lat0: Double, lon0: Double, h0: Double, east: Double, north: Double, up: Double
+    ) {
+        // offset → location → offset: the promise is < 1 mm; Bowring's iteration converges to rounding, so the
+        // error is the ECEF rounding, about 1e-9 m: 1 µm checks it tightly.
+        let reference = location(lat0, lon0, h0)
+        let offset = LocalOffset(east: east, north: north, up: up)
+        let point = reference.location(atOffset: offset)
+        #expect(point.coordinate.longitude >= -180 && point.coordinate.longitude < 180)
+        #expect(abs(point.coordinate.latitude) <= 90)
+        #expect(agree(point.offset(from: reference), east, north, up, within: 1e-6), "\(point)")
+    }
+
+    @Test(arguments: [
+        (45.0, 7.0, 300.0, 45.009, 7.01, 310.0),
+        (-16.6, 179.95, 5.0, -16.5, -179.9, 12.0),
+        (89.995, -80.0, 10.0, 89.99, 100.0, 0.0),
+        (0.0, 0.0, 0.0, 0.0, 90.0, 0.0),  // a quarter of the way round the world
+        (50.0, -22.0, 100.0, 51.6, -20.0, 420_000.0),
+    ])
+    func geodeticRoundTripsWithinAMicrometre(
+        lat0: Double, lon0: Double, h0: Double, lat: Double, lon: Double, h: Double
+    ) {
+        // location → offset → location, measured in metres on the ground: a degree of latitude is at most
+        // 111.7 km, so 1e-11° is 1.1 µm.
+        let reference = location(lat0, lon0, h0)
+        let back = reference.location(atOffset: location(lat, lon, h).offset(from: reference))
+        #expect(agree(back.coordinate, coordinate(lat, lon), within: 1e-11), "\(back)")
+        #expect(abs((back.ellipsoidalAltitude ?? .nan) - h) < 1e-6)
+    }
+
+    @Test func invalidInputGivesNaNOffsets() {
+        let fine = location(10, 20, 30)
+        let bad = [location(.nan, 20, 30), location(10, .nan, 30), location(10, 20, .nan), location(10, 20, .infinity),
+            location(91, 20, 30)]
+        for point in bad {
+            for offset in [point.offset(from: fine), fine.offset(from: point)] {
+                #expect(offset.east.isNaN && offset.north.isNaN && offset.up.isNaN)
+            }
+            let there = point.location(atOffset: LocalOffset(east: 1, north: 1, up: 1))
+            #expect(there.coordinate.latitude.isNaN && there.coordinate.longitude.isNaN)
+            #expect(there.ellipsoidalAltitude?.isNaN == true)
+        }
+        for offset in [LocalOffset(east: .nan, north: 0, up: 0), LocalOffset(east: 0, north: .infinity, up: 0),
+            LocalOffset(east: 0, north: 0, up: -.infinity)]
+        {
+            let there = fine.location(atOffset: offset)
+            #expect(there.coordinate.latitude.isNaN && there.coordinate.longitude.isNaN)
+            #expect(there.ellipsoidalAltitude?.isNaN == true)
         }
     }
 }
