@@ -20,7 +20,7 @@ extension Location {
 extension Location.Coordinate {
     /// The ellipsoidal (WGS84) distance in metres to another coordinate. See ``Location/distance(from:)``.
     public func distance(from other: Location.Coordinate) -> Double {
-        Geodesy.vincentyDistance(self, other) ?? Geodesy.haversineDistance(self, other)
+        Geodesy.vincentyInverse(self, other)?.distance ?? Geodesy.haversineDistance(self, other)
     }
 }
 
@@ -31,6 +31,13 @@ enum Geodesy {
     static let meanRadius = 6_371_008.8
 
     static func radians(_ degrees: Double) -> Double { degrees * .pi / 180 }
+    static func degrees(_ radians: Double) -> Double { radians * 180 / .pi }
+
+    /// The difference `to - from` of two longitudes in degrees, brought into -180 ... 180 (so a line across the
+    /// antimeridian is the short one, and 180 and -180 are the same meridian).
+    static func longitudeDifference(from: Double, to: Double) -> Double {
+        remainder(to - from, 360)
+    }
 
     static func haversineDistance(_ a: Location.Coordinate, _ b: Location.Coordinate) -> Double {
         let φ1 = radians(a.latitude), φ2 = radians(b.latitude)
@@ -39,10 +46,25 @@ enum Geodesy {
         return 2 * meanRadius * asin(min(1, sqrt(h)))
     }
 
-    /// Vincenty's inverse solution; `nil` if it does not converge (nearly antipodal points).
-    static func vincentyDistance(_ a: Location.Coordinate, _ b: Location.Coordinate) -> Double? {
+    /// What Vincenty's inverse solution gives: the geodesic's length and its azimuths at both ends.
+    struct Inverse {
+        /// Metres along the ellipsoid.
+        var distance: Double
+        /// The azimuth leaving the first point, radians clockwise from north, -π ... π.
+        var initialAzimuth: Double
+        /// The azimuth arriving at the second point (the direction of travel there), radians, -π ... π.
+        var finalAzimuth: Double
+    }
+
+    /// Vincenty's inverse solution on the WGS84 ellipsoid; `nil` if it does not converge (nearly antipodal
+    /// points). Coincident points give a distance of 0 and azimuths of 0. A coordinate that is not finite gives
+    /// NaN throughout.
+    static func vincentyInverse(_ a: Location.Coordinate, _ b: Location.Coordinate) -> Inverse? {
+        guard a.latitude.isFinite, a.longitude.isFinite, b.latitude.isFinite, b.longitude.isFinite else {
+            return Inverse(distance: .nan, initialAzimuth: .nan, finalAzimuth: .nan)
+        }
         let f = flattening
-        let L = radians(b.longitude - a.longitude)
+        let L = radians(longitudeDifference(from: a.longitude, to: b.longitude))
         let U1 = atan((1 - f) * tan(radians(a.latitude)))
         let U2 = atan((1 - f) * tan(radians(b.latitude)))
         let sinU1 = sin(U1), cosU1 = cos(U1), sinU2 = sin(U2), cosU2 = cos(U2)
@@ -52,7 +74,7 @@ enum Geodesy {
             let sinσ = sqrt(
                 (cosU2 * sinλ) * (cosU2 * sinλ)
                     + (cosU1 * sinU2 - sinU1 * cosU2 * cosλ) * (cosU1 * sinU2 - sinU1 * cosU2 * cosλ))
-            if sinσ == 0 { return 0 }  // coincident points
+            if sinσ == 0 { return Inverse(distance: 0, initialAzimuth: 0, finalAzimuth: 0) }  // coincident points
             let cosσ = sinU1 * sinU2 + cosU1 * cosU2 * cosλ
             let σ = atan2(sinσ, cosσ)
             let sinα = cosU1 * cosU2 * sinλ / sinσ
@@ -68,7 +90,11 @@ enum Geodesy {
                 let B = u2 / 1024 * (256 + u2 * (-128 + u2 * (74 - 47 * u2)))
                 let Δσ = B * sinσ * (cos2σm + B / 4 * (cosσ * (-1 + 2 * cos2σm * cos2σm)
                     - B / 6 * cos2σm * (-3 + 4 * sinσ * sinσ) * (-3 + 4 * cos2σm * cos2σm)))
-                return semiMinorAxis * A * (σ - Δσ)
+                let sinλ = sin(λ), cosλ = cos(λ)
+                return Inverse(
+                    distance: semiMinorAxis * A * (σ - Δσ),
+                    initialAzimuth: atan2(cosU2 * sinλ, cosU1 * sinU2 - sinU1 * cosU2 * cosλ),
+                    finalAzimuth: atan2(cosU1 * sinλ, -sinU1 * cosU2 + cosU1 * sinU2 * cosλ))
             }
         }
         return nil
