@@ -139,7 +139,7 @@ extension WhereAmIProcessTests {
             // CLIProcess starts bash with SIGPIPE at its default, as in a user's shell (this test process may
             // ignore it, and ignored signals are inherited).
             let script = #"set -o pipefail; "$0" --demo --follow --speed 50 --format json -q | head -n 1"#
-            let result = try await CLIProcess.start(["-c", script, WhereAmIBinary.url.path], executable: URL(fileURLWithPath: "/bin/bash")).finish(deadline: .seconds(20))
+            let result = try await CLIProcess.start(["-c", script, BuiltProduct.url("whereami").path], executable: URL(fileURLWithPath: "/bin/bash")).finish(deadline: .seconds(20))
             #expect(result.status == 0 && !result.endedBySignal,
                     "whereami's status (141 = killed by SIGPIPE): \(result)")
             #expect(result.stdoutLines.count == 1)

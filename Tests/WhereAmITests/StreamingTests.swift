@@ -111,7 +111,7 @@ extension WhereAmIProcessTests {
         func readerGoesAway() async throws {
             try await withGPSFake("moving.nmea", cycle: 0.02, once: false) { fake in
                 let script = #"set -o pipefail; "$0" --follow --format json -q "$1" | head -n 1"#
-                let result = try await CLIProcess.start(["-c", script, WhereAmIBinary.url.path, fake.server],
+                let result = try await CLIProcess.start(["-c", script, BuiltProduct.url("whereami").path, fake.server],
                                    executable: URL(fileURLWithPath: "/bin/bash")).finish(deadline: .seconds(20))
                 #expect(result.status == 0 && !result.endedBySignal, "whereami's status (141 = killed by SIGPIPE): \(result)")
                 #expect(result.stdoutLines.count == 1)

@@ -1,4 +1,5 @@
 import Foundation
+import GPSDTestSupport
 import Testing
 
 extension WhereAmIProcessTests {

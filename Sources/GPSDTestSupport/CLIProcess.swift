@@ -1,6 +1,5 @@
-import Foundation
+package import Foundation
 import GPSDLocation
-import GPSDTestSupport
 import Subprocess
 import SystemPackage
 
@@ -12,7 +11,7 @@ import Glibc
 /// own, with SIGPIPE and the other signals at their defaults and no descriptors but 0, 1 and 2 (as a shell
 /// starts it), its output collected as it comes and watchable while it runs, signalled and finished by the
 /// test.
-final class CLIProcess: Sendable {
+package final class CLIProcess: Sendable {
     private enum Command: Sendable { case signal(Subprocess.Signal), finish(deadline: Duration) }
 
     private struct State {
@@ -26,8 +25,8 @@ final class CLIProcess: Sendable {
         var outputClosed = false
     }
 
-    let processIdentifier: pid_t
-    let started: ContinuousClock.Instant
+    package let processIdentifier: Int32
+    package let started: ContinuousClock.Instant
     private let state: Locked<State>
     private let commands: AsyncStream<Command>.Continuation
     private let run: Task<CLIResult, Never>
@@ -46,7 +45,7 @@ final class CLIProcess: Sendable {
     /// With `slowReader`, its standard output is a pipe of one page (4 KiB, not 64) that is not read for that
     /// long: a reader downstream that is busy, so the program's writes block once the page is full. That pipe
     /// is made here: swift-subprocess makes its own pipes, of the system's size.
-    static func start(_ arguments: [String], executable: URL = WhereAmIBinary.url, slowReader: Duration? = nil)
+    package static func start(_ arguments: [String], executable: URL = BuiltProduct.url("whereami"), slowReader: Duration? = nil)
         async throws -> CLIProcess
     {
         let state = Locked(State())
@@ -197,24 +196,24 @@ final class CLIProcess: Sendable {
     }
 
     /// When each line of standard output so far was read from the pipe (as it came).
-    var lineArrivals: [ContinuousClock.Instant] { state.withLock { $0.newlineTimes } }
+    package var lineArrivals: [ContinuousClock.Instant] { state.withLock { $0.newlineTimes } }
 
     /// Whether it has not ended yet (it is neither gone nor a zombie).
-    var isRunning: Bool {
+    package var isRunning: Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return false }
         return !["Z", "X"].contains(stat[stat.index(after: close)...].split(separator: " ").first)
     }
 
     /// What it wrote to standard output so far.
-    var stdoutSoFar: String { state.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
+    package var stdoutSoFar: String { state.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
 
     /// What it wrote to standard error so far.
-    var stderrSoFar: String { state.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
+    package var stderrSoFar: String { state.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
 
     /// Waits until `predicate` holds for the standard output (or, with `onStandardError`, error) written so far
     /// (true), its output has closed without that (false), or `timeout` passes (false).
-    func waitForOutput(
+    package func waitForOutput(
         onStandardError: Bool = false, timeout: Duration, _ predicate: @escaping @Sendable (String) -> Bool
     ) async -> Bool {
         let read: @Sendable (State) -> [UInt8] = { onStandardError ? $0.stderr : $0.stdout }
@@ -243,14 +242,14 @@ final class CLIProcess: Sendable {
     }
 
     /// Sends SIGINT.
-    func interrupt() { commands.yield(.signal(.interrupt)) }
+    package func interrupt() { commands.yield(.signal(.interrupt)) }
 
     /// Sends SIGTERM.
-    func terminate() { commands.yield(.signal(.terminate)) }
+    package func terminate() { commands.yield(.signal(.terminate)) }
 
     /// Waits until the process has ended and its output has closed; after `deadline` its group is killed with
     /// SIGKILL (and the result says so).
-    func finish(deadline: Duration = .seconds(30)) async -> CLIResult {
+    package func finish(deadline: Duration = .seconds(30)) async -> CLIResult {
         commands.yield(.finish(deadline: deadline))
         commands.finish()
         return await run.value
@@ -258,22 +257,8 @@ final class CLIProcess: Sendable {
 }
 
 extension Duration {
-    var seconds: Double {
+    package var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) * 1e-18
     }
-}
-
-/// Runs `whereami` with `arguments` to its end (killing it after `deadline`).
-func whereami(_ arguments: String..., deadline: Duration = .seconds(30)) async throws -> CLIResult {
-    try await whereami(arguments, deadline: deadline)
-}
-
-func whereami(_ arguments: [String], deadline: Duration = .seconds(30)) async throws -> CLIResult {
-    try await CLIProcess.start(arguments).finish(deadline: deadline)
-}
-
-/// Launches `whereami` with `arguments` and returns it running, for tests that watch or signal it.
-func startWhereAmI(_ arguments: [String]) async throws -> CLIProcess {
-    try await CLIProcess.start(arguments)
 }

@@ -1,39 +1,40 @@
-import Foundation
+package import Foundation
 
-/// The `whereami` binary that `swift build --build-tests` put next to this test bundle.
+/// The package's executables (whereami, the samples) that `swift build --build-tests` put next to the test
+/// bundle.
 ///
 /// Found from the test process's own executable (`/proc/self/exe`), so any `--scratch-path` works.
-enum WhereAmIBinary {
-    static let url: URL = {
+package enum BuiltProduct {
+    package static func url(_ name: String) -> URL {
         let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = executable.deletingLastPathComponent()
         while directory.path != "/" {
-            let candidate = directory.appendingPathComponent("whereami")
+            let candidate = directory.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
             directory = directory.deletingLastPathComponent()
         }
-        return executable.deletingLastPathComponent().appendingPathComponent("whereami")
-    }()
+        return executable.deletingLastPathComponent().appendingPathComponent(name)
+    }
 }
 
 /// How a run of a program ended and what it wrote.
-struct CLIResult: Sendable, CustomStringConvertible {
-    var status: Int32
+package struct CLIResult: Sendable, CustomStringConvertible {
+    package var status: Int32
     /// True when it ended by an uncaught signal (`status` is then the signal number).
-    var endedBySignal: Bool
+    package var endedBySignal: Bool
     /// True when the test had to kill it because it ran past its deadline.
-    var killedAfterDeadline: Bool
-    var stdout: String
-    var stderr: String
+    package var killedAfterDeadline: Bool
+    package var stdout: String
+    package var stderr: String
     /// From just before launch to the moment it had ended.
-    var elapsed: Duration
+    package var elapsed: Duration
     /// When it had ended (its output closed and it was reaped).
-    var ended: ContinuousClock.Instant
+    package var ended: ContinuousClock.Instant
 
-    var stdoutLines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
+    package var stdoutLines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
 
-    var description: String {
+    package var description: String {
         "status \(endedBySignal ? "signal " : "")\(status)\(killedAfterDeadline ? " (killed after deadline)" : "")"
             + " after \(elapsed)\n--- stdout:\n\(stdout.prefix(4000))\n--- stderr:\n\(stderr.prefix(4000))"
     }
