@@ -8,6 +8,11 @@ let package = Package(
     products: [
         .library(name: "GPSDLocation", targets: ["GPSDLocation"]),
         .executable(name: "whereami", targets: ["whereami"]),
+        .executable(name: "TelemetryLogger", targets: ["TelemetryLogger"]),
+        .executable(name: "TrackRecorder", targets: ["TrackRecorder"]),
+        .executable(name: "GeofenceWatcher", targets: ["GeofenceWatcher"]),
+        .executable(name: "RobotPose", targets: ["RobotPose"]),
+        .executable(name: "FleetHealth", targets: ["FleetHealth"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -16,6 +21,10 @@ let package = Package(
         // Tests only: starting, signalling and reaping gpsfake, whereami, gpspipe and python.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // Samples only: TelemetryLogger and TrackRecorder stop cleanly on SIGTERM/SIGINT with a ServiceGroup.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Samples only: FleetHealth writes its gauges in Prometheus's text format.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // MARK: - System library
@@ -48,6 +57,56 @@ let package = Package(
             resources: [.copy("Resources/drive.gpsd.json")]
         ),
 
+        // MARK: - Samples (Samples/README.md)
+
+        // What every sample shares: where the fixes come from (gpsd, or a recording), as an @OptionGroup.
+        .target(
+            name: "SampleSupport",
+            dependencies: ["GPSDLocation", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/SampleSupport"
+        ),
+        .executableTarget(
+            name: "TelemetryLogger",
+            dependencies: [
+                "GPSDLocation", "SampleSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Samples/TelemetryLogger"
+        ),
+        .executableTarget(
+            name: "TrackRecorder",
+            dependencies: [
+                "GPSDLocation", "SampleSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Samples/TrackRecorder"
+        ),
+        .executableTarget(
+            name: "GeofenceWatcher",
+            dependencies: ["GPSDLocation", "SampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/GeofenceWatcher"
+        ),
+        .executableTarget(
+            name: "RobotPose",
+            dependencies: ["GPSDLocation", "SampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/RobotPose"
+        ),
+        .executableTarget(
+            name: "FleetHealth",
+            dependencies: [
+                "GPSDLocation", "SampleSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Samples/FleetHealth"
+        ),
+
         // MARK: - Test support and tests
 
         .target(
@@ -72,6 +131,14 @@ let package = Package(
         .testTarget(
             name: "GPSDLocationLiveTests",
             dependencies: ["GPSDLocation", "GPSDTestSupport"]
+        ),
+        // Each sample as a process, against a real gpsd (gpsfake), its output read back with a real parser.
+        .testTarget(
+            name: "SamplesTests",
+            dependencies: [
+                "GPSDLocation", "GPSDTestSupport",
+                "TelemetryLogger", "TrackRecorder", "GeofenceWatcher", "RobotPose", "FleetHealth",
+            ]
         ),
         // whereami in-process (parsing, writers) and as a process, against recordings and a real gpsd.
         .testTarget(

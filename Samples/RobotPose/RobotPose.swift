@@ -1,0 +1,128 @@
+import ArgumentParser
+import Foundation
+import GPSDLocation
+import SampleSupport
+import Synchronization
+
+/// Publishes NavSatFix-style messages at a fixed rate (5 Hz by default) from whatever rate the receiver has
+/// (1 Hz, say), one NDJSON line each. Each message says how old its fix is and whether it is the fix's first
+/// publication (`new`) or a `repeat`; a fix older than --stale-after is never published as a position: the
+/// message is then `stale` (or `none` before any fix) with ROS's STATUS_NO_FIX.
+@main
+struct RobotPose: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Publish NavSatFix messages at a fixed rate.")
+
+    @OptionGroup var source: FixSource
+
+    @Option(help: "Messages per second.")
+    var rate: Double = 5
+
+    @Option(help: ArgumentHelp("A fix that reached us longer ago than this is stale.", valueName: "seconds"))
+    var staleAfter: Double = 2
+
+    @Option(help: "Stop after this many messages.")
+    var count: Int?
+
+    func validate() throws {
+        guard rate > 0, rate <= 1000 else { throw ValidationError("--rate must be above 0 and at most 1000") }
+        guard staleAfter > 0, staleAfter.isFinite else { throw ValidationError("--stale-after must be positive") }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+    }
+
+    func run() async throws {
+        let gps = try source.makeManager()
+        let latest = NewestFix()
+        let period = Duration.nanoseconds(Int64(1e9 / rate))
+        let stale = Duration.milliseconds(Int64(staleAfter * 1000))
+        let limit = count
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for try await fix in gps.updates() { latest.set(fix) }
+                throw CleanExit.message("the source ended")
+            }
+            group.addTask {
+                let clock = ContinuousClock()
+                var deadline = clock.now
+                var publisher = Publisher(staleAfter: stale)
+                while limit.map({ publisher.sequence < $0 }) ?? true {
+                    deadline = deadline.advanced(by: period)
+                    if deadline < clock.now { deadline = clock.now }   // a late tick is not made up for: no bursts
+                    try await clock.sleep(until: deadline)
+                    printLine(publisher.message(for: latest.value))
+                }
+            }
+            // Whichever ends first (the count reached, the source ended, an error) ends the other.
+            do {
+                try await group.next()
+            } catch let exit as CleanExit {
+                report("RobotPose", "\(exit)")
+            }
+            group.cancelAll()
+        }
+    }
+}
+
+/// The newest fix, shared by the reading task and the publishing one.
+final class NewestFix: Sendable {
+    private let fix = Mutex<Location?>(nil)
+    var value: Location? { fix.withLock { $0 } }
+    func set(_ new: Location) { fix.withLock { $0 = new } }
+}
+
+/// Turns the newest fix into the next message, remembering which fix it published last.
+struct Publisher {
+    let staleAfter: Duration
+    private(set) var sequence = 0
+    private var lastPublished: Location?
+
+    init(staleAfter: Duration) { self.staleAfter = staleAfter }
+
+    mutating func message(for fix: Location?) -> String {
+        sequence += 1
+        var fields: [(String, String)] = [("seq", "\(sequence)"), ("published", quoted(GPSDTime.string(from: Date())))]
+        guard let fix, let age = fix.age else {
+            fields.append(("state", quoted("none")))
+            return object(fields + navSatFields(.noFix()))
+        }
+        let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) * 1e-18
+        fields.append(("age", String(format: "%.3f", seconds)))
+        if age > staleAfter {
+            fields.append(("state", quoted("stale")))
+            fields.append(("stamp", fix.timestamp.map { quoted(GPSDTime.string(from: $0)) } ?? "null"))
+            return object(fields + navSatFields(.noFix(at: fix.timestamp)))
+        }
+        let isNew = lastPublished.map { !$0.isSameFix(as: fix) } ?? true
+        lastPublished = fix
+        fields.append(("state", quoted(isNew ? "new" : "repeat")))
+        return object(fields + navSatFields(NavSatFix(fix)))
+    }
+
+    private func navSatFields(_ message: NavSatFix) -> [(String, String)] {
+        var fields: [(String, String)] = [
+            ("stamp", message.timestamp.map { quoted(GPSDTime.string(from: $0)) } ?? "null"),
+            ("status", "\(message.status.rawValue)"), ("service", "\(message.service.rawValue)"),
+        ]
+        if message.status != .noFix {
+            fields += [("latitude", "\(message.latitude)"), ("longitude", "\(message.longitude)"),
+                       ("altitude", message.altitude.map { "\($0)" } ?? "null")]
+        }
+        fields += [("position_covariance", "[" + message.positionCovariance.map { "\($0)" }.joined(separator: ",") + "]"),
+                   ("position_covariance_type", "\(message.positionCovarianceType.rawValue)")]
+        return fields
+    }
+
+    private func object(_ fields: [(String, String)]) -> String {
+        // A key given twice (stamp, for a stale fix) keeps its first value.
+        var seen = Set<String>()
+        return "{" + fields.filter { seen.insert($0.0).inserted }.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    private func quoted(_ text: String) -> String { "\"\(text)\"" }
+}
+
+extension Location {
+    /// The same fix: the same epoch of the same receiver, arrived at the same moment.
+    func isSameFix(as other: Location) -> Bool {
+        timestamp == other.timestamp && device == other.device && arrival == other.arrival
+    }
+}

@@ -1,0 +1,63 @@
+public import ArgumentParser
+public import GPSDLocation
+import Foundation
+
+/// Where a sample's fixes come from: a gpsd (the default, `localhost:2947`), or a recording of one replayed.
+///
+/// ```swift
+/// struct Sample: AsyncParsableCommand {
+///     @OptionGroup var source: FixSource
+///     func run() async throws { for try await fix in source.makeManager().updates() { print(fix) } }
+/// }
+/// ```
+public struct FixSource: ParsableArguments, Sendable {
+    @Argument(help: "The gpsd to watch: host[:port][:device].")
+    public var server: String = "localhost:2947"
+
+    @Option(help: ArgumentHelp("Replay this gpsd JSON recording (what gpspipe -w writes) instead of watching gpsd.",
+                               valueName: "file"))
+    public var replay: String?
+
+    @Option(help: "With --replay: how many times faster than recorded; 0 replays as fast as possible.")
+    public var speed: Double = 1
+
+    public init() {}
+
+    public func validate() throws {
+        if replay == nil {
+            do { _ = try GPSDServer(parsing: server) } catch { throw ValidationError("\(error)") }
+        }
+        guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
+    }
+
+    /// What the sample says it watches, for its first status line.
+    public var name: String { replay.map { "recording \($0)" } ?? "gpsd at \(server)" }
+
+    /// A manager of the chosen source, reconnecting with the default policy.
+    public func makeManager() throws -> AsyncLocationManager {
+        if let replay {
+            let pace: ReplayPace = speed == 0 ? .asFastAsPossible : speed == 1 ? .realTime : .accelerated(by: speed)
+            return AsyncLocationManager(recording: URL(fileURLWithPath: replay), pace: pace)
+        }
+        return AsyncLocationManager(server: try GPSDServer(parsing: server))
+    }
+}
+
+/// Writes one whole line to standard output with one write(2), so lines from two tasks never interleave.
+public func printLine(_ line: String) {
+    var bytes = Array((line + "\n").utf8)
+    bytes.withUnsafeMutableBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 { if errno == EINTR { continue } else { return } }
+            offset += written
+        }
+    }
+}
+
+/// A status line for standard error: `TelemetryLogger: reconnecting in 0.5 s (attempt 2): …`.
+public func report(_ program: String, _ message: String) {
+    var bytes = Array("\(program): \(message)\n".utf8)
+    bytes.withUnsafeMutableBytes { _ = write(2, $0.baseAddress!, $0.count) }
+}

@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import GPSDLocation
+import Logging
+import SampleSupport
+import ServiceLifecycle
+import UnixSignals
+
+/// Logs one NDJSON line per epoch (the library's JSON schema) to files that rotate by size or age, with a
+/// status line whenever the connection or the fix changes. Survives gpsd restarts; on SIGTERM or SIGINT it
+/// finishes the line it is writing, flushes and closes the file, and exits 0.
+@main
+struct TelemetryLogger: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Log every epoch's fix as NDJSON to rotating files.",
+        discussion: """
+            Each fix line is a Location in the library's JSON schema; a status line has "event":"status". Files are \
+            named PREFIX-START-N.ndjson and rotate when the next line would pass --max-bytes, or after --rotate-after \
+            seconds.
+            """)
+
+    @OptionGroup var source: FixSource
+
+    @Option(help: ArgumentHelp("The directory for the log files (made if missing).", valueName: "dir"))
+    var directory: String
+
+    @Option(help: "Start a new file before one would grow past this many bytes.")
+    var maxBytes: Int = 16 * 1024 * 1024
+
+    @Option(help: ArgumentHelp("Start a new file after this many seconds.", valueName: "seconds"))
+    var rotateAfter: Double?
+
+    @Option(help: "The start of each file's name.")
+    var prefix = "telemetry"
+
+    func validate() throws {
+        guard maxBytes >= 1024 else { throw ValidationError("--max-bytes must be at least 1024") }
+        if let rotateAfter, !(rotateAfter > 0 && rotateAfter.isFinite) {
+            throw ValidationError("--rotate-after must be a positive number of seconds")
+        }
+    }
+
+    func run() async throws {
+        let files = try RotatingLog(
+            directory: URL(fileURLWithPath: directory), prefix: prefix, maxBytes: maxBytes,
+            maxAge: rotateAfter.map { .milliseconds(Int64($0 * 1000)) })
+        let service = TelemetryService(gps: try source.makeManager(), sourceName: source.name, log: files)
+        var logger = Logger(label: "TelemetryLogger")
+        logger.logLevel = .warning
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
+
+/// The logging loop as a service: it runs until the fixes end (a recording's end, a fatal error) or a graceful
+/// shutdown (SIGTERM, SIGINT) cancels it, then closes the log.
+struct TelemetryService: Service {
+    let gps: AsyncLocationManager
+    let sourceName: String
+    let log: RotatingLog
+
+    func run() async throws {
+        log.append(StatusLine.make("started", message: "logging \(sourceName)"))
+        var failure: (any Error)?
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // The first status is the current one: `stopped`, if the fixes' subscription has not begun yet.
+                for await status in gps.statusUpdates().drop(while: { $0 == .stopped }) {
+                    log.append(StatusLine.make(StatusLine.name(of: status), message: status.description))
+                }
+            }
+            do {
+                for try await fix in gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .unbounded)
+                    .cancelOnGracefulShutdown()
+                {
+                    log.append(fix.jsonText)
+                }
+            } catch {
+                failure = error
+            }
+            group.cancelAll()
+        }
+        if let failure {
+            log.append(StatusLine.make("failed", message: "\(failure)"))
+        }
+        log.append(StatusLine.make("closed", message: "log closed"))
+        log.close()
+        if let failure { throw failure }
+    }
+}
+
+/// `{"event":"status","at":"2026-11-23T19:34:00.123Z","state":"reconnecting","message":"…"}`: when (this
+/// machine's clock), what, and the library's words for it.
+enum StatusLine {
+    static func make(_ state: String, message: String) -> String {
+        #"{"event":"status","at":\#(quoted(GPSDTime.string(from: Date()))),"state":\#(quoted(state)),"#
+            + #""message":\#(quoted(message))}"#
+    }
+
+    static func name(of status: LocationStatus) -> String {
+        switch status {
+        case .connecting: "connecting"
+        case .connected: "connected"
+        case .noDevice: "noDevice"
+        case .waitingForFix: "waitingForFix"
+        case .fix: "fix"
+        case .fixLost: "fixLost"
+        case .deviceGone: "deviceGone"
+        case .stale: "stale"
+        case .reconnecting: "reconnecting"
+        case .stopped: "stopped"
+        }
+    }
+
+    private static func quoted(_ text: String) -> String {
+        String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
+    }
+}
