@@ -18,19 +18,6 @@ func withGPSFake<T>(
                           waitForClient: waitForClient, body)
 }
 
-extension GPSFake {
-    /// For a failure message, gathered off the cooperative pool: whether gpsfake still runs, the end of its
-    /// stderr, and what a fresh client (`gpspipe -w`) gets from this gpsd within 3 s, so that a failure shows
-    /// whether gpsd delivered fixes at all.
-    func diagnosis() async -> String {
-        let server = server
-        let sample = try? await CLIProcess.start(["-w", "-n", "8", server], executable: URL(fileURLWithPath: "/usr/bin/gpspipe"))
-            .finish(deadline: .seconds(3))
-        return "--- gpsfake running: \(isRunning); its stderr:\n\(standardError.suffix(1500))\n"
-            + "--- gpspipe -w \(server): \(sample.map { "\($0.stdout.prefix(3000))" } ?? "not run")"
-    }
-}
-
 /// Like `#require` for a run against gpsfake: unless `condition` holds, records an issue with `comment`, what
 /// `process` (if given; it is ended) wrote, and gpsd's side of it, and returns false so the test can stop.
 func requireLive(

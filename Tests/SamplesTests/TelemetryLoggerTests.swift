@@ -1,0 +1,101 @@
+import Foundation
+import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+extension SampleTests {
+    @Suite("TelemetryLogger")
+    struct TelemetryLoggerTests {
+        /// A status line of the log: `{"event":"status","at":…,"state":…,"message":…}`.
+        struct StatusLine: Decodable { var event: String; var at: String; var state: String; var message: String }
+
+        enum Line { case fix(Location), status(StatusLine) }
+
+        /// Every line parsed: a status line, or a fix in the library's schema. A line that is neither (a torn one)
+        /// fails the test.
+        static func parse(_ lines: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> [Line] {
+            try lines.filter { !$0.isEmpty }.map { line in
+                let data = Data(line.utf8)
+                if line.hasPrefix(#"{"event":"#) { return .status(try JSONDecoder().decode(StatusLine.self, from: data)) }
+                return .fix(try JSONDecoder().decode(Location.self, from: data))
+            }
+        }
+
+        @Test("through a gpsd restart: one line per epoch, nothing missed, status lines; SIGTERM closes the log whole")
+        func survivesARestartAndSIGTERM() async throws {
+            let port = freeLoopbackPort()
+            try #require(port != 0)
+            try await withScratchDirectory("telemetry") { scratch in
+                let logs = scratch.appendingPathComponent("logs")
+                // Started before any gpsd: it keeps trying until one comes.
+                let process = try await Sample.start("TelemetryLogger", ["--directory", logs.path, "127.0.0.1:\(port)"])
+                for (range, awaited) in [(0..<20, 8), (100..<120, 108)] {
+                    let log = try Sample.log("epochs-\(range.lowerBound)", fixes: Array(range), in: scratch)
+                    try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true,
+                                          port: port) { fake in
+                        let logged = await Sample.waitForFiles(in: logs) { $0.contains { $0.contains(Sample.time(awaited)) } }
+                        if !logged { Issue.record("no fix of \(Sample.time(awaited)) in the log; \(await fake.diagnosis())") }
+                        try #require(logged)
+                    }   // killed here, halfway through its log
+                }
+                let reconnecting = await Sample.waitForFiles(in: logs) {
+                    $0.last { $0.contains(#""event":"status""#) }?.contains(#""state":"reconnecting""#) ?? false
+                }
+                #expect(reconnecting, "the second gpsd gone: \(Sample.lines(in: logs).suffix(3))")
+                process.terminate()
+                let result = await process.finish(deadline: .seconds(20))
+                #expect(result.status == 0 && !result.endedBySignal, "\(result)")
+
+                let files = try FileManager.default.contentsOfDirectory(atPath: logs.path)
+                for name in files {
+                    let text = try String(contentsOf: logs.appendingPathComponent(name), encoding: .utf8)
+                    #expect(text.hasSuffix("}\n"), "\(name) ends with a whole line")
+                }
+                let lines = try Self.parse(Sample.lines(in: logs))
+                let times = lines.compactMap { line -> Date? in if case .fix(let fix) = line { fix.timestamp } else { nil } }
+                let seconds = times.map { Int($0.timeIntervalSince(Sample.start).rounded()) }
+                // One line per epoch, in order; from each gpsd, every epoch from its first logged to its last.
+                #expect(seconds == seconds.sorted() && Set(seconds).count == seconds.count, "\(seconds)")
+                let first = seconds.filter { $0 < 100 }, second = seconds.filter { $0 >= 100 }
+                #expect(first.contains(8) && second.contains(108), "\(seconds)")
+                #expect(first == Array((first.first ?? 0)...(first.last ?? -1)), "no epoch missed: \(first)")
+                #expect(second == Array((second.first ?? 0)...(second.last ?? -1)), "no epoch missed: \(second)")
+                for case .fix(let fix) in lines {
+                    let second = Int(fix.timestamp!.timeIntervalSince(Sample.start).rounded())
+                    #expect(abs(fix.coordinate.longitude - Sample.longitude(second)) < 1e-6 && fix.fix == .threeDimensional)
+                    #expect(fix.altitude != nil && fix.speed != nil, "the epoch's complete record: \(fix.jsonText)")
+                }
+                // What a restart looks like in the log: connected, fixes, reconnecting, connected, fixes again.
+                let states = lines.compactMap { line -> String? in if case .status(let s) = line { s.state } else { nil } }
+                var collapsed: [String] = []
+                for state in states where collapsed.last != state { collapsed.append(state) }
+                let story = collapsed.filter { ["connected", "fix", "reconnecting", "started", "closed"].contains($0) }
+                #expect(story.first == "started" && story.last == "closed", "\(collapsed)")
+                #expect(story.drop { $0 != "connected" }.prefix(5) == ["connected", "fix", "reconnecting", "connected", "fix"],
+                        "\(collapsed)")
+            }
+        }
+
+        @Test("--max-bytes rotates before a file would pass it; every epoch of the drive is in the files once")
+        func rotatesBySize() async throws {
+            try await withScratchDirectory("telemetry-rotation") { scratch in
+                let result = try await Sample.start("TelemetryLogger", [
+                    "--replay", Sample.recording.path, "--speed", "0", "--max-bytes", "4096", "--directory", scratch.path,
+                ]).finish(deadline: .seconds(60))
+                #expect(result.status == 0, "\(result)")
+                let names = try FileManager.default.contentsOfDirectory(atPath: scratch.path).sorted()
+                #expect(names.count > 5, "\(names)")
+                for name in names {
+                    let size = try FileManager.default.attributesOfItem(atPath: scratch.appendingPathComponent(name).path)[.size] as? Int
+                    #expect((size ?? .max) <= 4096, "\(name): \(size ?? -1) bytes")
+                    #expect(name.hasPrefix("telemetry-") && name.hasSuffix(".ndjson"))
+                }
+                let fixes = try Self.parse(Sample.lines(in: scratch)).compactMap { line -> Location? in
+                    if case .fix(let fix) = line { fix } else { nil }
+                }
+                let expected = try ExpectedFix.load("drive.expected.json")
+                #expect(fixes.map { $0.timestamp } == expected.map { $0.date })
+            }
+        }
+    }
+}
