@@ -69,21 +69,26 @@ final class NewestFix: Sendable {
     func set(_ new: Location) { fix.withLock { $0 = new } }
 }
 
-/// Turns the newest fix into the next message, remembering which fix it published last.
+/// Turns the newest fix into the next message, remembering which epoch it published last. An epoch is one fix
+/// time of one receiver: gpsd may send it again, completed by a later sentence; that is the same fix, not a
+/// new one, and its age counts from its first report.
 struct Publisher {
     let staleAfter: Duration
     private(set) var sequence = 0
-    private var lastPublished: Location?
+    private var published: (timestamp: Date?, device: String?, firstArrival: ContinuousClock.Instant)?
 
     init(staleAfter: Duration) { self.staleAfter = staleAfter }
 
     mutating func message(for fix: Location?) -> String {
         sequence += 1
         var fields: [(String, String)] = [("seq", "\(sequence)"), ("published", quoted(GPSDTime.string(from: Date())))]
-        guard let fix, let age = fix.age else {
+        guard let fix, let arrival = fix.arrival?.instant else {
             fields.append(("state", quoted("none")))
             return object(fields + navSatFields(.noFix()))
         }
+        let isNew = published.map { $0.timestamp != fix.timestamp || $0.device != fix.device } ?? true
+        if isNew { published = (fix.timestamp, fix.device, arrival) }
+        let age = (published?.firstArrival ?? arrival).duration(to: .now)
         let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) * 1e-18
         fields.append(("age", String(format: "%.3f", seconds)))
         if age > staleAfter {
@@ -91,8 +96,6 @@ struct Publisher {
             fields.append(("stamp", fix.timestamp.map { quoted(GPSDTime.string(from: $0)) } ?? "null"))
             return object(fields + navSatFields(.noFix(at: fix.timestamp)))
         }
-        let isNew = lastPublished.map { !$0.isSameFix(as: fix) } ?? true
-        lastPublished = fix
         fields.append(("state", quoted(isNew ? "new" : "repeat")))
         return object(fields + navSatFields(NavSatFix(fix)))
     }
@@ -118,11 +121,4 @@ struct Publisher {
     }
 
     private func quoted(_ text: String) -> String { "\"\(text)\"" }
-}
-
-extension Location {
-    /// The same fix: the same epoch of the same receiver, arrived at the same moment.
-    func isSameFix(as other: Location) -> Bool {
-        timestamp == other.timestamp && device == other.device && arrival == other.arrival
-    }
 }
