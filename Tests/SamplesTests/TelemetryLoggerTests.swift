@@ -67,12 +67,12 @@ extension SampleTests {
                 }
                 // What a restart looks like in the log: connected, fixes, reconnecting, connected, fixes again.
                 let states = lines.compactMap { line -> String? in if case .status(let s) = line { s.state } else { nil } }
-                var collapsed: [String] = []
-                for state in states where collapsed.last != state { collapsed.append(state) }
-                let story = collapsed.filter { ["connected", "fix", "reconnecting", "started", "closed"].contains($0) }
-                #expect(story.first == "started" && story.last == "closed", "\(collapsed)")
+                var story: [String] = []   // the states that tell it, each run of one told once
+                for state in states where ["connected", "fix", "reconnecting", "started", "closed"].contains(state)
+                    && story.last != state { story.append(state) }
+                #expect(story.first == "started" && story.last == "closed", "\(states)")
                 #expect(story.drop { $0 != "connected" }.prefix(5) == ["connected", "fix", "reconnecting", "connected", "fix"],
-                        "\(collapsed)")
+                        "\(states)")
             }
         }
 
