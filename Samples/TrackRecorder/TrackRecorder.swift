@@ -38,7 +38,7 @@ struct TrackRecorder: AsyncParsableCommand {
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
-        report("TrackRecorder", "wrote \(file.pointCount) points in \(file.segmentCount) segments to \(output)")
+        report("TrackRecorder", "wrote \(file.pointCount) points in \(file.segmentCount) segment\(file.segmentCount == 1 ? "" : "s") to \(output)")
     }
 }
 
