@@ -71,11 +71,14 @@ struct TelemetryService: Service {
                     log.append(StatusLine.make(StatusLine.name(of: status), message: status.description))
                 }
             }
+            // A graceful shutdown (SIGTERM, SIGINT) stops the manager: the stream gets the epoch still open,
+            // then ends, and the loop writes everything it was given.
+            let fixes = gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .unbounded)
             do {
-                for try await fix in gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .unbounded)
-                    .cancelOnGracefulShutdown()
-                {
-                    log.append(fix.jsonText)
+                try await withGracefulShutdownHandler {
+                    for try await fix in fixes { log.append(fix.jsonText) }
+                } onGracefulShutdown: {
+                    gps.stop()
                 }
             } catch {
                 failure = error

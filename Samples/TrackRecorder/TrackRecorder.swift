@@ -51,11 +51,17 @@ struct RecorderService: Service {
         defer { file.close() }
         // Fix times, not the status stream, decide: an epoch without a fix (the receiver lost it, gpsd was away)
         // leaves a gap between the fixes on each side of it, whenever they arrive.
-        var previous: Date?
-        for try await fix in gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .unbounded).cancelOnGracefulShutdown() {
-            if let previous, let time = fix.timestamp, abs(time.timeIntervalSince(previous)) > gap { file.endSegment() }
-            file.append(fix)
-            previous = fix.timestamp ?? previous
+        // A graceful shutdown (Ctrl-C, SIGTERM) stops the manager: the stream gets the epoch still open, then ends.
+        let fixes = gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .unbounded)
+        try await withGracefulShutdownHandler {
+            var previous: Date?
+            for try await fix in fixes {
+                if let previous, let time = fix.timestamp, abs(time.timeIntervalSince(previous)) > gap { file.endSegment() }
+                file.append(fix)
+                previous = fix.timestamp ?? previous
+            }
+        } onGracefulShutdown: {
+            gps.stop()
         }
     }
 }

@@ -76,6 +76,32 @@ extension SampleTests {
             }
         }
 
+        @Test("SIGTERM while gpsd holds the last epoch open: that epoch is logged too, and every one before it")
+        func sigtermLosesNothing() async throws {
+            try await withScratchDirectory("telemetry-sigterm") { scratch in
+                let logs = scratch.appendingPathComponent("logs")
+                let log = try Sample.log("ten", fixes: Array(0..<10), in: scratch)
+                try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in
+                    let process = try await Sample.start("TelemetryLogger", ["--directory", logs.path, fake.server])
+                    // Epoch 8 is written when epoch 9 (the log's last) reaches the logger, which then holds 9 open:
+                    // gpsd sends nothing more that would end it.
+                    let logged = await Sample.waitForFiles(in: logs) { $0.contains { $0.contains(Sample.time(8)) } }
+                    if !logged { Issue.record("no fix of \(Sample.time(8)) in the log; \(await fake.diagnosis())") }
+                    process.terminate()
+                    let result = await process.finish(deadline: .seconds(20))
+                    #expect(result.status == 0 && !result.endedBySignal, "\(result)")
+                }
+                let lines = try Self.parse(Sample.lines(in: logs))
+                let seconds = lines.compactMap { line -> Int? in
+                    guard case .fix(let fix) = line, let time = fix.timestamp else { return nil }
+                    return Int(time.timeIntervalSince(Sample.start).rounded())
+                }
+                #expect(seconds == Array(0..<10), "every epoch once, the open one included: \(seconds)")
+                guard case .status(let last) = lines.last else { Issue.record("the log ends with its closing line"); return }
+                #expect(last.state == "closed")
+            }
+        }
+
         @Test("--max-bytes rotates before a file would pass it; every epoch of the drive is in the files once")
         func rotatesBySize() async throws {
             try await withScratchDirectory("telemetry-rotation") { scratch in

@@ -200,6 +200,18 @@ extension LocationManagerStateMachine {
         return notifications.actions
     }
 
+    /// The epochs the subscriptions `ids` hold back, passed on now: their consumer is about to end them.
+    mutating func flushPendingEpochs(of ids: [SubscriptionID]) -> [Action] {
+        var notifications = Notifications()
+        for id in ids {
+            guard let index = subscriptions.index(forKey: id), let pending = subscriptions.values[index].pendingEpoch
+            else { continue }
+            subscriptions.values[index].pendingEpoch = nil
+            offer(pending, at: index, into: &notifications)
+        }
+        return notifications.actions
+    }
+
     private func filters(of subscription: Subscription) -> (accuracy: Double?, distance: Double?) {
         switch subscription.consumer {
         case .delegate: (desiredAccuracy, distanceFilter)

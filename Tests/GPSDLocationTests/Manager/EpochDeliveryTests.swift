@@ -129,3 +129,17 @@ struct EpochDeliveryTests {
         #expect(try await collect(updates) == [Location.sample(second: 1)])
     }
 }
+
+extension EpochDeliveryTests {
+    @Test func stopPassesTheOpenEpochOnBeforeEndingTheStream() async throws {
+        let rig = AsyncRig()
+        let once = rig.gps.updates(delivery: .oncePerEpoch)
+        await rig.source.waitForOpening()
+        rig.source.send(partial(1))
+        rig.source.send(Location.sample(second: 1))
+        rig.source.send(partial(2))
+        rig.gps.stop()
+        // Epoch 1 was over; epoch 2 was open: stop() passes it on, as the most complete record it will have.
+        #expect(try await collect(once) == [Location.sample(second: 1), partial(2)])
+    }
+}
