@@ -65,47 +65,11 @@ let package = Package(
             dependencies: ["GPSDLocation", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Samples/SampleSupport"
         ),
-        .executableTarget(
-            name: "TelemetryLogger",
-            dependencies: [
-                "GPSDLocation", "SampleSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Samples/TelemetryLogger"
-        ),
-        .executableTarget(
-            name: "TrackRecorder",
-            dependencies: [
-                "GPSDLocation", "SampleSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Samples/TrackRecorder"
-        ),
-        .executableTarget(
-            name: "GeofenceWatcher",
-            dependencies: ["GPSDLocation", "SampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Samples/GeofenceWatcher"
-        ),
-        .executableTarget(
-            name: "RobotPose",
-            dependencies: ["GPSDLocation", "SampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Samples/RobotPose"
-        ),
-        .executableTarget(
-            name: "FleetHealth",
-            dependencies: [
-                "GPSDLocation", "SampleSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-            ],
-            path: "Samples/FleetHealth"
-        ),
+        sample("TelemetryLogger", lifecycle),
+        sample("TrackRecorder", lifecycle),
+        sample("GeofenceWatcher"),
+        sample("RobotPose"),
+        sample("FleetHealth", [.product(name: "Prometheus", package: "swift-prometheus")]),
 
         // MARK: - Test support and tests
 
@@ -151,6 +115,23 @@ let package = Package(
         ),
     ]
 )
+
+/// A sample: an executable target in Samples/NAME on the library, the samples' shared options and `extra`.
+func sample(_ name: String, _ extra: [Target.Dependency] = []) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: ["GPSDLocation", "SampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            + extra,
+        path: "Samples/\(name)"
+    )
+}
+
+/// What the samples that stop on SIGTERM/SIGINT use: a ServiceGroup.
+var lifecycle: [Target.Dependency] {
+    [.product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+     .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+     .product(name: "Logging", package: "swift-log")]
+}
 
 // Settings every target shares: Swift 6 language mode and the upcoming features we opt into.
 for target in package.targets where target.type != .system && target.name != "CLinux" {

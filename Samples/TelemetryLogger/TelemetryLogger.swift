@@ -68,7 +68,7 @@ struct TelemetryService: Service {
             group.addTask {
                 // The first status is the current one: `stopped`, if the fixes' subscription has not begun yet.
                 for await status in gps.statusUpdates().drop(while: { $0 == .stopped }) {
-                    log.append(StatusLine.make(StatusLine.name(of: status), message: status.description))
+                    log.append(StatusLine.make(status.name, message: status.description))
                 }
             }
             // A graceful shutdown (SIGTERM, SIGINT) stops the manager: the stream gets the epoch still open,
@@ -100,21 +100,6 @@ enum StatusLine {
     static func make(_ state: String, message: String) -> String {
         #"{"event":"status","at":\#(quoted(GPSDTime.string(from: Date()))),"state":\#(quoted(state)),"#
             + #""message":\#(quoted(message))}"#
-    }
-
-    static func name(of status: LocationStatus) -> String {
-        switch status {
-        case .connecting: "connecting"
-        case .connected: "connected"
-        case .noDevice: "noDevice"
-        case .waitingForFix: "waitingForFix"
-        case .fix: "fix"
-        case .fixLost: "fixLost"
-        case .deviceGone: "deviceGone"
-        case .stale: "stale"
-        case .reconnecting: "reconnecting"
-        case .stopped: "stopped"
-        }
     }
 
     private static func quoted(_ text: String) -> String {

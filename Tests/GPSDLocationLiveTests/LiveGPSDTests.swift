@@ -67,12 +67,12 @@ struct LiveGPSDTests {
             let delegate = StreamingDelegate()
             manager.delegate = delegate
             manager.startUpdatingLocation()
-            let (statuses, locations, error) = await delegate.collectStatuses { $0.caseName == "reconnecting" }
+            let (statuses, locations, error) = await delegate.collectStatuses { $0.name == "reconnecting" }
             manager.stopUpdatingLocation()
             #expect(error == nil, "a gpsd that goes away is a status, not an error")
             #expect(locations.isEmpty)
             #expect(manager.location == nil)
-            let names = statuses.map(\.caseName)
+            let names = statuses.map(\.name)
             #expect(Array(names.prefix(2)) == ["connecting", "connected"], "\(statuses)")
             #expect(statuses.contains(.connected(gpsdVersion: "3.22")), "gpsd's release: \(statuses)")
             #expect(names.contains("waitingForFix"), "\(statuses)")
@@ -135,7 +135,7 @@ struct LiveGPSDTests {
             if case .connecting(let attempt) = status { attempt } else { nil }
         }
         #expect(attempts == [1, 2, 3, 4], "\(statuses)")
-        #expect(statuses.filter { $0.caseName == "reconnecting" }.count == 3, "\(statuses)")
+        #expect(statuses.filter { $0.name == "reconnecting" }.count == 3, "\(statuses)")
     }
 
     @Test("gpsd absent: requestLocation() fails at once with gpsdUnavailable, connection refused")

@@ -21,13 +21,13 @@ struct LiveStatusTests {
                 let delegate = StreamingDelegate()
                 manager.delegate = delegate
                 manager.startUpdatingLocation()
-                let (statuses, locations, error) = await delegate.collectStatuses { $0.caseName == "reconnecting" }
+                let (statuses, locations, error) = await delegate.collectStatuses { $0.name == "reconnecting" }
                 manager.stopUpdatingLocation()
                 #expect(error == nil)
                 #expect(locations.count >= 10, "\(locations.count) fixes")
                 // Without the waiting the gate's empty DEVICES causes, and the repeats of a state.
                 var names: [String] = []
-                for name in statuses.map(\.caseName) where name != "noDevice" && name != "waitingForFix" && names.last != name {
+                for name in statuses.map(\.name) where name != "noDevice" && name != "waitingForFix" && names.last != name {
                     names.append(name)
                 }
                 #expect(names == ["connecting", "connected", "fix", "fixLost", "fix", "deviceGone", "reconnecting"],
@@ -61,21 +61,21 @@ struct LiveStaleTests {
                 manager.startUpdatingLocation()
                 defer { manager.stopUpdatingLocation() }
 
-                let before = await delegate.collectStatuses { $0.caseName == "fix" }
+                let before = await delegate.collectStatuses { $0.name == "fix" }
                 #expect(before.error == nil)
                 fake.suspend()
-                let silent = await delegate.collectStatuses { $0.caseName == "stale" }
+                let silent = await delegate.collectStatuses { $0.name == "stale" }
                 let ageWhenStale = manager.location?.age
                 fake.resume()
-                let after = await delegate.collectStatuses { $0.caseName == "fix" }
+                let after = await delegate.collectStatuses { $0.name == "fix" }
 
                 #expect(silent.error == nil && after.error == nil, "silence is a status, not an error")
-                #expect(silent.statuses.map(\.caseName) == ["stale"], "\(silent.statuses)")
+                #expect(silent.statuses.map(\.name) == ["stale"], "\(silent.statuses)")
                 if case .stale(let silence)? = silent.statuses.last {
                     #expect(silence >= .seconds(1), "reported after the stale timeout: \(silence)")
                 }
                 #expect(ageWhenStale.map { $0 >= .seconds(1) } == true, "the last fix aged: \(ageWhenStale as Any)")
-                #expect(after.statuses.map(\.caseName) == ["fix"], "the same connection goes on: \(after.statuses)")
+                #expect(after.statuses.map(\.name) == ["fix"], "the same connection goes on: \(after.statuses)")
                 #expect(manager.location?.age.map { $0 < .seconds(1) } == true, "a fresh fix after the resume")
             }
         }

@@ -29,7 +29,7 @@ struct ReconnectTests: ManagerTesting {
         drain()
         #expect(delegate.locations == [Location.sample(second: 1), Location.sample(second: 2)])
         #expect(delegate.errors.isEmpty, "a dropped connection is a status, not an error")
-        #expect(delegate.statuses.map(\.caseName) == [
+        #expect(delegate.statuses.map(\.name) == [
             "connecting", "connected", "fix", "reconnecting", "connecting", "connected", "fix",
         ])
     }

@@ -49,7 +49,7 @@ struct StatusTests: ManagerTesting {
         source.send(noFix())
         source.send(Location.sample(second: 5))
         drain()
-        #expect(delegate.statuses.map(\.caseName) == ["connecting", "connected", "fix", "fixLost", "fix"])
+        #expect(delegate.statuses.map(\.name) == ["connecting", "connected", "fix", "fixLost", "fix"])
     }
 
     @Test func aReceiverThatGoesAwayAndComesBack() {
@@ -84,7 +84,7 @@ struct StatusTests: ManagerTesting {
         clock.advance(by: .seconds(5))
         #expect(manager.status == .stale(silentFor: .seconds(5)), "and the watchdog watches again")
         drain()
-        #expect(delegate.statuses.map(\.caseName) == ["connecting", "connected", "fix", "stale", "fix", "stale"])
+        #expect(delegate.statuses.map(\.name) == ["connecting", "connected", "fix", "stale", "fix", "stale"])
     }
 
     @Test func theWatchdogOfAClosedSessionDoesNothingInTheNext() {

@@ -83,8 +83,8 @@ struct FaultInjectionTests {
         let (watch, client) = await watching(gpsd, staleTimeout: .milliseconds(300))
         let line = Array((ReportLines.tpv(second: 8) + "\n").utf8)
         let trickling = Task { await client.trickle(Array(line.prefix(12)), every: .milliseconds(100)) }
-        let seen = await watch.waitForStatus { $0.caseName == "stale" }
-        #expect(seen.last.map(\.caseName) == "stale", "bytes that make no report are silence: \(seen)")
+        let seen = await watch.waitForStatus { $0.name == "stale" }
+        #expect(seen.last.map(\.name) == "stale", "bytes that make no report are silence: \(seen)")
         await trickling.value
         client.sendRaw(Array(line.dropFirst(12)))
         var fixes = watch.fixes.makeAsyncIterator()
@@ -95,8 +95,8 @@ struct FaultInjectionTests {
     @Test func aPeerThatAcceptsAndSaysNothingGoesStale() async throws {
         let gpsd = try FakeGPSD(greeting: [])
         let watch = Watch(gpsd.server, staleTimeout: .milliseconds(200))
-        let seen = await watch.waitForStatus { $0.caseName == "stale" }
-        #expect(seen.map(\.caseName).suffix(2) == ["connected", "stale"], "\(seen)")
+        let seen = await watch.waitForStatus { $0.name == "stale" }
+        #expect(seen.map(\.name).suffix(2) == ["connected", "stale"], "\(seen)")
         watch.gps.stop()
     }
 
@@ -112,7 +112,7 @@ struct FaultInjectionTests {
         let seen = await watch.waitForStatus { status in
             if case .connecting(let attempt) = status { attempt >= 2 } else { false }
         }
-        #expect(seen.map(\.caseName).contains("reconnecting"), "a stream keeps trying: \(seen)")
+        #expect(seen.map(\.name).contains("reconnecting"), "a stream keeps trying: \(seen)")
         watch.gps.stop()
     }
 
