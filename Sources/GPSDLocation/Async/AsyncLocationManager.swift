@@ -133,13 +133,10 @@ public final class AsyncLocationManager: Sendable {
     // MARK: Stopping
 
     /// Ends everything in flight: pending requests throw `CancellationError`; update, satellite and status
-    /// sequences finish (an update sequence of ``EpochDelivery/oncePerEpoch`` first gets the epoch it held). The gpsd watch they held stops: when it returns, if nothing else wants fixes, the
+    /// sequences finish (an update sequence of ``EpochDelivery/oncePerEpoch`` without the epoch it still held). The gpsd watch they held stops: when it returns, if nothing else wants fixes, the
     /// session's thread has ended.
     public func stop() {
         let session = manager.sessionNumber
-        // A stream that takes each epoch once gets the epoch it holds back before it ends: nothing more will
-        // complete it.
-        manager.flushPendingEpochs(of: state.withLock { $0.streamIDs })
         let (requests, streams, observations) = state.withLock { $0.takeAll() }
         for (id, waiter) in requests { end(waiter, id, with: .failure(CancellationError())) }
         for stream in streams { stream.finish() }

@@ -88,9 +88,6 @@ struct AsyncLocationStateMachine {
     // MARK: Stopping
 
     /// ``AsyncLocationManager/stop()``: every request, stream and observation stream, taken out to be ended.
-    /// The subscriptions of the live streams.
-    var streamIDs: [SubscriptionID] { Array(streams.keys) }
-
     mutating func takeAll() -> (
         requests: [(SubscriptionID, Waiter)], streams: [StreamContinuation], observations: [@Sendable () -> Void]
     ) {

@@ -52,12 +52,6 @@ extension LocationManager {
         return ended
     }
 
-    /// Passes on the epochs that the subscriptions `ids` hold back (``EpochDelivery/oncePerEpoch``), before their
-    /// consumer ends them.
-    package func flushPendingEpochs(of ids: [SubscriptionID]) {
-        perform(state.withLock { state in state.decide { $0.flushPendingEpochs(of: ids) } })
-    }
-
     /// Registers an observer told of satellite counts, status changes and the end of sessions, synchronously
     /// on the thread that carries the decision out, never under the manager's lock. Observing does not open a
     /// session. Returns its id and the status now, numbered as an observation.

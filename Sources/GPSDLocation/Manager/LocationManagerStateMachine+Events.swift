@@ -37,16 +37,19 @@ extension LocationManagerStateMachine {
         case .version(let release): return tell(status.version(release))
         case .devices(let count): return tell(status.devices(count: count))
         case .device(let path, let active): return tell(status.device(path, active: active))
-        case .noFix: return flushPendingEpochs() + tell(status.noFix())
+        case .noFix(let device, _):
+            // That receiver has lost its fix: the epoch streams hold of it is over.
+            return flushPendingEpochs(of: device ?? "") + tell(status.noFix())
         case .deviation(let deviation, let device, let time):
             guard let time else { return tell(status.heard()) }
             deviations[device ?? ""] = (deviation, time)
-            // A GST that comes after its epoch's TPV completes that fix: it is passed on again, completed, as a
-            // later TPV of the epoch would be.
-            guard var completed = latest?.location, completed.deviation == nil, completed.timestamp == time,
-                  completed.device == device else { return tell(status.heard()) }
+            // A GST that comes after its epoch's TPV completes that receiver's live fix: it is passed on again,
+            // completed, as a later TPV of the epoch would be, with the time it first arrived.
+            guard var completed = newestLiveFix[device ?? ""], completed.deviation == nil, completed.timestamp == time,
+                  let firstArrival = completed.arrival else { return tell(status.heard()) }
             completed.deviation = deviation
-            return receive(completed, age: nil, now: now, arrival: arrival)
+            completed.arrival = nil
+            return receive(completed, age: nil, now: now, arrival: firstArrival)
         case .other: return tell(status.heard())
         case .error(let message):
             // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
@@ -120,6 +123,7 @@ extension LocationManagerStateMachine {
         location.arrival = Location.Arrival(
             instant: arrival.instant.advanced(by: .zero - heldFor), date: arrival.date.addingTimeInterval(-heldFor.timeInterval))
         latest = (location, current)
+        if age == nil { newestLiveFix[location.device ?? ""] = location }
         let statusActions = tell(status.fix(location))
 
         var notifications = Notifications()
@@ -131,11 +135,18 @@ extension LocationManagerStateMachine {
             let (id, subscription) = subscriptions[index]
             if let age, !subscription.takesHeldFix(aged: age) { continue }
             if subscription.takesCompleteEpochs {
-                // The newest record of its epoch waits; the previous epoch, now over, is passed on.
-                subscriptions.values[index].pendingEpoch = location
-                if let previous = subscription.pendingEpoch, !previous.isSameEpoch(as: location) {
+                // The newest record of its receiver's epoch waits; that receiver's previous epoch, now over, is
+                // passed on. A record of an epoch already passed on (a GST after a flush) is not held again.
+                let key = location.device ?? ""
+                var held = subscription.heldEpochs[key] ?? HeldEpoch()
+                if location.timestamp == held.passed { continue }
+                if let previous = held.pending, previous.timestamp != location.timestamp {
+                    held.passed = previous.timestamp
+                    subscriptions.values[index].heldEpochs[key] = held
                     offer(previous, at: index, into: &notifications)
                 }
+                held.pending = location
+                subscriptions.values[index].heldEpochs[key] = held
                 continue
             }
             let (accuracy, _) = filters(of: subscription)
@@ -183,32 +194,22 @@ extension LocationManagerStateMachine {
     }
 
     /// The epochs streams hold back are over (the fix was lost, the connection ended, the source ended): each
-    /// is passed on, ahead of what ended it.
-    mutating func flushPendingEpochs(into notifications: inout Notifications) {
+    /// is passed on, ahead of what ended it. Only `device`'s, if given.
+    mutating func flushPendingEpochs(into notifications: inout Notifications, device: String? = nil) {
         var index = subscriptions.startIndex
         while index != subscriptions.endIndex {
             defer { subscriptions.formIndex(after: &index) }
-            guard let pending = subscriptions.values[index].pendingEpoch else { continue }
-            subscriptions.values[index].pendingEpoch = nil
-            offer(pending, at: index, into: &notifications)
+            for key in subscriptions.values[index].heldEpochs.keys.sorted() where device == nil || key == device {
+                guard let pending = subscriptions.values[index].heldEpochs[key]?.pending else { continue }
+                subscriptions.values[index].heldEpochs[key] = HeldEpoch(pending: nil, passed: pending.timestamp)
+                offer(pending, at: index, into: &notifications)
+            }
         }
     }
 
-    mutating func flushPendingEpochs() -> [Action] {
+    mutating func flushPendingEpochs(of device: String? = nil) -> [Action] {
         var notifications = Notifications()
-        flushPendingEpochs(into: &notifications)
-        return notifications.actions
-    }
-
-    /// The epochs the subscriptions `ids` hold back, passed on now: their consumer is about to end them.
-    mutating func flushPendingEpochs(of ids: [SubscriptionID]) -> [Action] {
-        var notifications = Notifications()
-        for id in ids {
-            guard let index = subscriptions.index(forKey: id), let pending = subscriptions.values[index].pendingEpoch
-            else { continue }
-            subscriptions.values[index].pendingEpoch = nil
-            offer(pending, at: index, into: &notifications)
-        }
+        flushPendingEpochs(into: &notifications, device: device)
         return notifications.actions
     }
 

@@ -5,6 +5,7 @@ extension LocationManagerStateMachine {
         case .idle where isSessionWanted:
             coalescer.reset()   // a fresh start; a reconnection keeps it, so a fix sent again is not delivered twice
             deviations.removeAll()
+            newestLiveFix.removeAll()
             return openNextSession()
         case .open(let number, let session) where !isSessionWanted:
             source = .closing(number: number, then: .stop)

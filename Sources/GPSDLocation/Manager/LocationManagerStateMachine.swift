@@ -102,6 +102,8 @@ struct LocationManagerStateMachine {
     var coalescer = EpochCoalescer()
     /// The newest GST (1-sigma errors) of each receiver, by device, with the epoch it belongs to.
     var deviations: [String: (deviation: Location.Deviation, time: Date)] = [:]
+    /// The newest fix each receiver reported live (not a POLL reply's), by device: what its epoch's GST completes.
+    var newestLiveFix: [String: Location] = [:]
     /// The newest fix and the monotonic time it was current.
     var latest: (location: Location, at: Duration)?
     var satellites: SatelliteCount?

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A consumer's claim on the manager's fixes. The source runs while any subscription is live; each is given
 /// back exactly once (``LocationManager/unsubscribe(_:)``, or by the manager when it ends it).
 package struct SubscriptionID: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -96,6 +98,12 @@ struct Notifications {
     var actions: [LocationManagerStateMachine.Action] { batches.values.map { .notify($0.consumer, $0.events) } }
 }
 
+/// A receiver's epoch that a once-per-epoch stream holds back, and the last it passed on.
+struct HeldEpoch {
+    var pending: Location?
+    var passed: Date?
+}
+
 /// One live subscription, as the state machine keeps it.
 struct Subscription {
     enum Consumer {
@@ -114,8 +122,9 @@ struct Subscription {
     var lastDelivered: Location?
     /// The best fix that did not qualify, for a one-shot's failure.
     var best: Location?
-    /// For a stream that takes each epoch once: the newest record of the epoch not yet over.
-    var pendingEpoch: Location?
+    /// For a stream that takes each epoch once: by receiver (device), the newest record of its epoch not yet
+    /// over, and the epoch it passed on last.
+    var heldEpochs: [String: HeldEpoch] = [:]
 
     /// Whether it takes each epoch once, when the epoch is over (``EpochDelivery/oncePerEpoch``).
     var takesCompleteEpochs: Bool {

@@ -14,16 +14,9 @@ public enum EpochDelivery: Sendable, Hashable, CaseIterable {
     case asReported
     /// Once per epoch, its most complete record, when the epoch is known to be over: a report of a later
     /// epoch arrives, the receiver reports it lost the fix, the connection to gpsd ends, or the stream ends
-    /// because its source did, or ``AsyncLocationManager/stop()`` ends the stream. Costs up to one epoch of
-    /// latency (one second with a 1 Hz receiver). A consumer that breaks out of its loop (or whose task is
-    /// cancelled) does not get the epoch still open; to end a logger without losing it, call `stop()` and read
-    /// the stream to its end.
+    /// because its source did. Costs up to one epoch of latency (one second with a 1 Hz receiver). Receivers
+    /// are held apart (by device). The epoch still open when the consumer stops (breaks out, is cancelled, or
+    /// ``AsyncLocationManager/stop()`` ends the stream) is not passed on: it might yet have grown.
     case oncePerEpoch
 }
 
-extension Location {
-    /// Whether two fixes are of the same receiver's same epoch (the same fix time).
-    func isSameEpoch(as other: Location) -> Bool {
-        timestamp == other.timestamp && device == other.device
-    }
-}

@@ -131,15 +131,73 @@ struct EpochDeliveryTests {
 }
 
 extension EpochDeliveryTests {
-    @Test func stopPassesTheOpenEpochOnBeforeEndingTheStream() async throws {
+    /// `sample(second:)` of another receiver.
+    private func other(_ second: Int) -> Location {
+        var fix = Location.sample(second: second, device: "/dev/other")
+        fix.coordinate.latitude = 1
+        return fix
+    }
+
+    @Test func twoReceiversInterleavedAreHeldApart() async throws {
         let rig = AsyncRig()
         let once = rig.gps.updates(delivery: .oncePerEpoch)
         await rig.source.waitForOpening()
-        rig.source.send(partial(1))
+        for second in 1...3 {
+            // Each receiver's epoch comes in two reports, the two receivers' reports interleaved.
+            rig.source.send(partial(second))
+            rig.source.send(other(second))
+            rig.source.send(Location.sample(second: second))
+        }
+        rig.source.send(.finished)
+        let fixes = try await collect(once)
+        #expect(fixes.filter { $0.device == "/dev/test" } == (1...3).map { Location.sample(second: $0) })
+        #expect(fixes.filter { $0.device == "/dev/other" } == (1...3).map { other($0) })
+    }
+
+    @Test func oneReceiverLosingItsFixEndsOnlyItsEpoch() async throws {
+        let rig = AsyncRig()
+        let updates = rig.gps.updates(delivery: .oncePerEpoch)
+        var iterator = updates.makeAsyncIterator()
+        await rig.source.waitForOpening()
+        rig.source.send(other(1))
         rig.source.send(Location.sample(second: 1))
-        rig.source.send(partial(2))
-        rig.gps.stop()
-        // Epoch 1 was over; epoch 2 was open: stop() passes it on, as the most complete record it will have.
-        #expect(try await collect(once) == [Location.sample(second: 1), partial(2)])
+        rig.source.send(.report(.noFix(device: "/dev/test", time: nil)))
+        #expect(try await iterator.next() == Location.sample(second: 1))
+        rig.source.send(.finished)
+        #expect(try await iterator.next() == other(1))   // held until the end, not flushed by the other's loss
+        #expect(try await iterator.next() == nil)
+    }
+
+    @Test func aGSTAfterTheEpochWasPassedOnIsNotPassedOnAgain() async throws {
+        let rig = AsyncRig()
+        let once = rig.gps.updates(delivery: .oncePerEpoch)
+        let asReported = rig.gps.updates()
+        await rig.source.waitForOpening()
+        let fix = Location.sample(second: 1)
+        let deviation = Location.Deviation(latitude: 0.8, longitude: 0.6, altitude: 1.9)
+        rig.source.send(fix)
+        rig.source.send(.report(.noFix(device: fix.device, time: nil)))   // epoch 1 passed on
+        rig.source.send(.report(.deviation(deviation, device: fix.device, time: fix.timestamp)))
+        rig.source.send(Location.sample(second: 2))
+        rig.source.send(.finished)
+        var completed = fix
+        completed.deviation = deviation
+        #expect(try await collect(once) == [fix, Location.sample(second: 2)])
+        #expect(try await collect(asReported) == [fix, completed, Location.sample(second: 2)])
+    }
+
+    @Test func aGSTCompletesItsOwnReceiversFixWhenAnotherReportedInBetween() async throws {
+        let rig = AsyncRig()
+        let updates = rig.gps.updates()
+        await rig.source.waitForOpening()
+        let fix = Location.sample(second: 1)
+        let deviation = Location.Deviation(latitude: 0.8, longitude: 0.6, altitude: 1.9)
+        rig.source.send(fix)
+        rig.source.send(other(1))
+        rig.source.send(.report(.deviation(deviation, device: fix.device, time: fix.timestamp)))
+        rig.source.send(.finished)
+        var completed = fix
+        completed.deviation = deviation
+        #expect(try await collect(updates) == [fix, other(1), completed])
     }
 }
