@@ -37,7 +37,11 @@ struct FleetHealth: AsyncParsableCommand {
         let period = Duration.milliseconds(Int64(interval * 1000))
         let (output, limit) = (output, count)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { for try await fix in gps.updates() { health.update { $0.fix = fix } } }
+            group.addTask {
+                for try await fix in gps.updates() {
+                    health.update { $0.fix = fix; $0.lastFixArrival = fix.arrival?.instant }
+                }
+            }
             group.addTask { for await sky in gps.satelliteUpdates() { health.update { $0.satellites = sky } } }
             group.addTask {
                 for await status in gps.statusUpdates() { health.update { $0.apply(status) } }
@@ -63,6 +67,8 @@ struct HealthState: Sendable {
     var reconnects = 0
     var fix: Location?
     var satellites: SatelliteCount?
+    /// When the newest fix arrived, kept through a loss: how long without one is what a dashboard wants then.
+    var lastFixArrival: ContinuousClock.Instant?
 
     mutating func apply(_ status: LocationStatus) {
         switch status {
@@ -71,6 +77,15 @@ struct HealthState: Sendable {
         case .fixLost, .deviceGone: fixMode = 1
         case .reconnecting: connected = false; fixMode = 0; reconnects += 1
         case .stale, .stopped, .connecting: connected = false; fixMode = 0
+        }
+        // What the last fix and sky said is no longer so: not exported until they come again.
+        switch status {
+        case .fixLost, .deviceGone, .reconnecting, .stale, .stopped: fix = nil
+        default: break
+        }
+        switch status {
+        case .deviceGone, .reconnecting, .stale, .stopped: satellites = nil
+        default: break
         }
         if case .waitingForFix = status { fixMode = 1 }
     }
@@ -111,8 +126,9 @@ final class Exporter: Sendable {
         set("satellites_used", "", "Satellites in the fix.", health.satellites.map { Double($0.used) })
         set("horizontal_accuracy", "meters", "Horizontal error estimate, ~95 %.", health.fix?.horizontalAccuracy)
         set("vertical_accuracy", "meters", "Vertical error estimate, ~95 %.", health.fix?.verticalAccuracy)
-        set("fix_age", "seconds", "Seconds since the newest fix arrived.", health.fix?.age.map {
-            Double($0.components.seconds) + Double($0.components.attoseconds) * 1e-18
+        set("fix_age", "seconds", "Seconds since the newest fix arrived.", health.lastFixArrival.map {
+            let age = $0.duration(to: .now)
+            return Double(age.components.seconds) + Double(age.components.attoseconds) * 1e-18
         })
         let text = registry.emitToString()
         let temporary = path + ".tmp"

@@ -62,20 +62,29 @@ struct RobotPose: AsyncParsableCommand {
     }
 }
 
-/// The newest fix, shared by the reading task and the publishing one.
+/// The newest fix, shared by the reading task and the publishing one. A later report of the same epoch
+/// replaces it but keeps the epoch's first arrival, so ages count from the first report.
 final class NewestFix: Sendable {
     private let fix = Mutex<Location?>(nil)
     var value: Location? { fix.withLock { $0 } }
-    func set(_ new: Location) { fix.withLock { $0 = new } }
+    func set(_ new: Location) {
+        fix.withLock { current in
+            var new = new
+            if let current, current.timestamp == new.timestamp, current.device == new.device {
+                new.arrival = current.arrival
+            }
+            current = new
+        }
+    }
 }
 
 /// Turns the newest fix into the next message, remembering which epoch it published last. An epoch is one fix
 /// time of one receiver: gpsd may send it again, completed by a later sentence; that is the same fix, not a
-/// new one, and its age counts from its first report.
+/// new one (its age counts from its first report: ``NewestFix``).
 struct Publisher {
     let staleAfter: Duration
     private(set) var sequence = 0
-    private var published: (timestamp: Date?, device: String?, firstArrival: ContinuousClock.Instant)?
+    private var published: (timestamp: Date?, device: String?)?
 
     init(staleAfter: Duration) { self.staleAfter = staleAfter }
 
@@ -87,8 +96,8 @@ struct Publisher {
             return object(fields + navSatFields(.noFix()))
         }
         let isNew = published.map { $0.timestamp != fix.timestamp || $0.device != fix.device } ?? true
-        if isNew { published = (fix.timestamp, fix.device, arrival) }
-        let age = (published?.firstArrival ?? arrival).duration(to: .now)
+        published = (fix.timestamp, fix.device)
+        let age = arrival.duration(to: .now)
         let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) * 1e-18
         fields.append(("age", String(format: "%.3f", seconds)))
         if age > staleAfter {

@@ -47,7 +47,9 @@ final class RotatingLog: Sendable {
             if writeAll(state.descriptor, bytes) {
                 state.bytes += bytes.count
             } else {
+                // Part of the line may be in the file (a short write, then a full disk): cut it off.
                 report("TelemetryLogger", "cannot write the log: \(String(cString: strerror(errno)))")
+                _ = ftruncate(state.descriptor, off_t(state.bytes))
                 closeFile(&state)
             }
         }
@@ -62,10 +64,14 @@ final class RotatingLog: Sendable {
     }
 
     private func openFile(_ state: inout State) {
-        state.sequence += 1
-        let name = "\(prefix)-\(started)-\(String(format: "%04d", state.sequence)).ndjson"
-        let path = directory.appendingPathComponent(name).path
-        state.descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
+        var path = ""
+        // A name of its own: a logger started again within the same second finds the first one's files.
+        repeat {
+            state.sequence += 1
+            let name = "\(prefix)-\(started)-\(String(format: "%04d", state.sequence)).ndjson"
+            path = directory.appendingPathComponent(name).path
+            state.descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
+        } while state.descriptor < 0 && errno == EEXIST && state.sequence < 10_000
         state.bytes = 0
         state.opened = .now
         if state.descriptor < 0 { report("TelemetryLogger", "cannot create \(path): \(String(cString: strerror(errno)))") }

@@ -71,14 +71,15 @@ struct TelemetryService: Service {
                     log.append(StatusLine.make(status.name, message: status.description))
                 }
             }
-            // A graceful shutdown (SIGTERM, SIGINT) stops the manager: the stream gets the epoch still open,
-            // then ends, and the loop writes everything it was given.
+            // A graceful shutdown (SIGTERM, SIGINT) stops the manager: the stream ends, and the loop has written
+            // every epoch it was given.
             let fixes = gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .unbounded)
             do {
                 try await withGracefulShutdownHandler {
                     for try await fix in fixes { log.append(fix.jsonText) }
                 } onGracefulShutdown: {
-                    gps.stop()
+                    // stop() waits for the session's thread to end: not on the handler's caller.
+                    Thread.detachNewThread { gps.stop() }
                 }
             } catch {
                 failure = error

@@ -32,8 +32,10 @@ final class GPXFile: Sendable {
     var segmentCount: Int { state.withLock { $0.segments } }
 
     func append(_ fix: Location) {
-        var point = "<trkpt lat=\"\(fix.coordinate.latitude)\" lon=\"\(fix.coordinate.longitude)\">"
-        if let altitude = fix.altitude { point += "<ele>\(altitude)</ele>" }
+        // xsd:decimal: fixed-point, never `1e-05` (Swift's text for small numbers, near the equator or meridian).
+        let decimal = { (value: Double, digits: Int) in String(format: "%.\(digits)f", value) }
+        var point = "<trkpt lat=\"\(decimal(fix.coordinate.latitude, 9))\" lon=\"\(decimal(fix.coordinate.longitude, 9))\">"
+        if let altitude = fix.altitude { point += "<ele>\(decimal(altitude, 3))</ele>" }
         if let timestamp = fix.timestamp { point += "<time>\(GPSDTime.string(from: timestamp))</time>" }
         point += "<fix>\(fix.fix == .threeDimensional ? "3d" : "2d")</fix></trkpt>\n"
         let opening = state.withLock { state -> Bool in

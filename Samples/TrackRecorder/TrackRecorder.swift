@@ -51,7 +51,8 @@ struct RecorderService: Service {
         defer { file.close() }
         // Fix times, not the status stream, decide: an epoch without a fix (the receiver lost it, gpsd was away)
         // leaves a gap between the fixes on each side of it, whenever they arrive.
-        // A graceful shutdown (Ctrl-C, SIGTERM) stops the manager: the stream gets the epoch still open, then ends.
+        // A graceful shutdown (Ctrl-C, SIGTERM) stops the manager: the stream ends, and every point it gave is
+        // in the file.
         let fixes = gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .unbounded)
         try await withGracefulShutdownHandler {
             var previous: Date?
@@ -61,7 +62,8 @@ struct RecorderService: Service {
                 previous = fix.timestamp ?? previous
             }
         } onGracefulShutdown: {
-            gps.stop()
+            // stop() waits for the session's thread to end: not on the handler's caller.
+            Thread.detachNewThread { gps.stop() }
         }
     }
 }

@@ -82,6 +82,9 @@ extension SampleTests {
                 // gpsd goes away: FleetHealth says so, and counts the reconnection when one comes.
                 let down = await Self.scrape(exporterPort) { value("up", $0) == 0 }
                 #expect(value("up", down) == 0, "\(down)")
+                // What the lost connection's last fix said is not exported as if it were still so; its age is.
+                #expect(value("horizontal_accuracy_meters", down) == nil && value("satellites_used", down) == nil, "\(down)")
+                #expect(value("fix_age_seconds", down) != nil, "\(down)")
                 let again = try await GPSFake.run(logs: [Fixtures.url("drive.nmea")], cycle: 0.01, once: false,
                                                   waitForClient: true, port: gpsdPort) { _ in
                     await Self.scrape(exporterPort) { value("fix_mode", $0) == 3 && value("up", $0) == 1 }

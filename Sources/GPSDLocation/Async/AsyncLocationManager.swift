@@ -1,7 +1,7 @@
 public import Foundation
 
 /// async/await on top of ``LocationManager``: one fix with ``requestLocation(timeout:maximumAge:desiredAccuracy:)``,
-/// a stream of fixes with ``updates(desiredAccuracy:distanceFilter:bufferingPolicy:)``.
+/// a stream of fixes with ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``.
 ///
 /// ```swift
 /// let gps = AsyncLocationManager()                               // gpsd on localhost:2947
@@ -21,7 +21,7 @@ public final class AsyncLocationManager: Sendable {
     /// How long ``requestLocation(timeout:maximumAge:desiredAccuracy:)`` waits unless told: 30 seconds.
     public static let defaultTimeout: Duration = .seconds(30)
 
-    /// The default buffering of ``updates(desiredAccuracy:distanceFilter:bufferingPolicy:)``: the newest 16
+    /// The default buffering of ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``: the newest 16
     /// fixes, so a consumer that falls behind skips old fixes instead of growing memory.
     public static let defaultBufferingPolicy: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy =
         .bufferingNewest(16)

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Fixes as they come, for one consumer: what ``AsyncLocationManager/updates(desiredAccuracy:distanceFilter:bufferingPolicy:)``
+/// Fixes as they come, for one consumer: what ``AsyncLocationManager/updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``
 /// returns. An `AsyncSequence` that also counts the fixes its buffering policy dropped because the consumer
 /// fell behind.
 ///

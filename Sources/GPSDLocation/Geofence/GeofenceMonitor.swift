@@ -2,7 +2,7 @@
 /// ``GeofenceRegion``s, fed with ``Location``s.
 ///
 /// Add regions, feed fixes (``monitor(_:)`` takes them from a sequence such as
-/// ``AsyncLocationManager/updates(desiredAccuracy:distanceFilter:bufferingPolicy:)``; ``process(_:)`` takes one),
+/// ``AsyncLocationManager/updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``; ``process(_:)`` takes one),
 /// and follow the events (``events(bufferingPolicy:)``, ``delegate``, or what ``process(_:)`` returns):
 ///
 /// ```swift

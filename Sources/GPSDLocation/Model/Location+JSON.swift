@@ -13,7 +13,9 @@ extension Location {
     }
 
     /// The fix as one line of JSON, without a newline: the same object `JSONEncoder` makes of it, with its
-    /// keys in a fixed order and values left out when unknown.
+    /// keys in a fixed order and values left out when unknown. JSON has no NaN or infinity: a non-finite value
+    /// (which no fix from gpsd has) is left out, and a non-finite latitude or longitude is written `null`, so
+    /// reading the line back fails rather than inventing a position.
     ///
     /// ```swift
     /// print(fix.jsonText)
@@ -31,11 +33,12 @@ extension Location {
         fields.reserveCapacity(JSONKey.allCases.count)
         if let timestamp { fields.append(("timestamp", JSONText.quoted(GPSDTime.string(from: timestamp)))) }
         if includingCoordinate {
-            fields.append(("latitude", JSONText.number(coordinate.latitude)))
-            fields.append(("longitude", JSONText.number(coordinate.longitude)))
+            for (key, value) in [("latitude", coordinate.latitude), ("longitude", coordinate.longitude)] {
+                fields.append((key, value.isFinite ? JSONText.number(value) : "null"))
+            }
         }
         for (key, value) in optionalNumbers {
-            if let value { fields.append((key.rawValue, JSONText.number(value))) }
+            if let value, value.isFinite { fields.append((key.rawValue, JSONText.number(value))) }
         }
         fields.append(("fix", JSONText.quoted(fix.rawValue)))
         fields.append(("status", JSONText.quoted(status.rawValue)))
@@ -70,8 +73,9 @@ extension Location {
     }
 
     /// Reads the flat object of ``jsonText``. A value that cannot be true (latitude 91, a negative speed, a time
-    /// that is not a calendar time) throws `DecodingError.dataCorrupted` naming the key, as does a fix without a
-    /// latitude or longitude. `fix` and `status` default to 3D and `gps` when absent.
+    /// that is not a calendar time from 1980 to 2099) throws `DecodingError.dataCorrupted` naming the key; a fix
+    /// without a latitude or longitude throws `DecodingError.keyNotFound`. `fix` and `status` default to 3D and
+    /// `gps` when absent.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: JSONKey.self)
         func number(_ key: JSONKey, _ range: ClosedRange<Double>) throws -> Double? {

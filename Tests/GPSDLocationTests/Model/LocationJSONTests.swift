@@ -96,5 +96,15 @@ struct LocationJSONTests {
         var broken = Self.full
         broken.speed = .infinity
         #expect(throws: EncodingError.self) { try JSONEncoder().encode(broken) }
+        // jsonText cannot throw: it leaves the value out, and stays JSON.
+        #expect(!broken.jsonText.contains("speed\""))
+        #expect((try? JSONSerialization.jsonObject(with: Data(broken.jsonText.utf8))) != nil)
+    }
+
+    @Test func aNonFinitePositionIsWrittenAsNullAndNotReadBack() {
+        var broken = Self.full
+        broken.coordinate.latitude = .nan
+        #expect(broken.jsonText.contains(#""latitude":null"#))
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(Location.self, from: Data(broken.jsonText.utf8)) }
     }
 }
