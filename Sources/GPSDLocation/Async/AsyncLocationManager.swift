@@ -133,11 +133,16 @@ public final class AsyncLocationManager: Sendable {
     // MARK: Stopping
 
     /// Ends everything in flight: pending requests throw `CancellationError`; update, satellite and status
-    /// sequences finish (an update sequence of ``EpochDelivery/oncePerEpoch`` without the epoch it still held). The gpsd watch they held stops: when it returns, if nothing else wants fixes, the
-    /// session's thread has ended.
+    /// sequences finish. An update sequence of ``EpochDelivery/oncePerEpoch`` first gets the epochs it still
+    /// held (one per receiver), as they stand, if they pass its filters. The gpsd watch they held stops: when
+    /// this returns, if nothing else wants fixes, the session's thread has ended. A sequence whose last fixes
+    /// are being passed on by another thread (the session's, or another `stop()`'s) finishes when that thread
+    /// is done with them, which may be just after this returns: read it to its end.
     public func stop() {
         let session = manager.sessionNumber
-        let (requests, streams, observations) = state.withLock { $0.takeAll() }
+        // The manager ends the streams: a stream that takes each epoch once gets the epoch it held, then ends.
+        let endedBefore = manager.endSubscriptions(state.withLock { $0.streamIDs })
+        let (requests, streams, observations) = state.withLock { $0.takeAll(keeping: Set(endedBefore)) }
         for (id, waiter) in requests { end(waiter, id, with: .failure(CancellationError())) }
         for stream in streams { stream.finish() }
         for finish in observations { finish() }
@@ -147,14 +152,16 @@ public final class AsyncLocationManager: Sendable {
     // MARK: Ending requests
 
     /// Receives the manager's events for the requests and streams of one ``AsyncLocationManager``, a batch at a
-    /// time: it takes out every request the batch ends under one lock, then resumes them, and yields to streams.
+    /// time: under one lock it takes out every request the batch ends and the streams' events, in order; then,
+    /// unlocked, it resumes the requests and passes the events on, with any queued meanwhile for the same
+    /// streams. Events for a stream another thread is passing on go to that thread; early ones wait (`take`).
     final class Receiver: SubscriptionConsumer {
         private let state: Locked<AsyncLocationStateMachine>
 
         init(state: Locked<AsyncLocationStateMachine>) { self.state = state }
 
-        func receive(_ events: [(SubscriptionID, SubscriptionEvent)]) {
-            let (requests, streams) = state.withLock { $0.take(events) }
+        func receive(_ notices: [SubscriptionNotice]) {
+            let (requests, deliveries) = state.withLock { $0.take(notices) }
             for (waiter, event) in requests {
                 waiter.timeout?.cancel()
                 switch event {
@@ -164,13 +171,26 @@ public final class AsyncLocationManager: Sendable {
                         throwing: error ?? LocationError(.locationUnknown, "the source ended before a fix"))
                 }
             }
-            for (stream, drops, event) in streams {
-                switch event {
-                case .location(let location):
-                    if case .dropped = stream.yield(location) { drops.add() }
-                case .ended(let error?): stream.finish(throwing: error)
-                case .ended(nil): stream.finish()
+            // Never under the lock: yielding resumes the consumer's task, which takes the task's own lock, and a
+            // task being cancelled holds that lock while its stream's termination handler takes ours. Another
+            // thread's events for the same stream queue meanwhile (`take`); this thread passes them on next, so
+            // the stream gets everything in the order the manager decided it.
+            for delivery in deliveries {
+                var events = delivery.events
+                while true {
+                    for event in events { pass(event, to: delivery) }
+                    guard let queued = state.withLock({ $0.nextEvents(for: delivery.id) }) else { break }
+                    events = queued
                 }
+            }
+        }
+
+        private func pass(_ event: SubscriptionEvent, to delivery: AsyncLocationStateMachine.StreamDelivery) {
+            switch event {
+            case .location(let location):
+                if case .dropped = delivery.continuation.yield(location) { delivery.drops.add() }
+            case .ended(let error?): delivery.continuation.finish(throwing: error)
+            case .ended(nil): delivery.continuation.finish()
             }
         }
     }

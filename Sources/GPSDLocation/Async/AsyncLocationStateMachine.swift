@@ -6,20 +6,37 @@
 /// *takes* the waiter out under the lock and hands back its continuation: whoever takes it resumes it, so it is
 /// resumed exactly once. A cancellation that arrives before its request is registered is remembered and
 /// honoured at registration.
-struct AsyncLocationStateMachine {
-    typealias Continuation = CheckedContinuation<Location, any Error>
-    typealias StreamContinuation = AsyncThrowingStream<Location, any Error>.Continuation
+package struct AsyncLocationStateMachine {
+    package typealias Continuation = CheckedContinuation<Location, any Error>
+    package typealias StreamContinuation = AsyncThrowingStream<Location, any Error>.Continuation
 
-    struct Waiter {
+    package struct Waiter {
         var continuation: Continuation
         var timeout: Task<Void, Never>?
     }
 
     private var waiters: [SubscriptionID: Waiter] = [:]
     private var cancelledEarly: Set<SubscriptionID> = []
-    private var streams: [SubscriptionID: (continuation: StreamContinuation, drops: DropCounter)] = [:]
-    /// Streams of observations (satellites, status), by observer id: each finishes with ``takeAll()``.
+    /// A live update stream.
+    struct Stream {
+        var continuation: StreamContinuation
+        var drops: DropCounter
+        /// The number of the last notice passed on.
+        var received: UInt64 = 0
+        /// Notices that arrived ahead of one decided before them, by number.
+        var early: [UInt64: SubscriptionEvent] = [:]
+
+        /// Whether its end has arrived, ahead of notices still on their way: they come, then it ends.
+        var isEnding: Bool { early.values.contains(where: \.isEnd) }
+    }
+
+    private var streams: [SubscriptionID: Stream] = [:]
+    /// Streams whose events a thread is passing on now, and the events queued meanwhile for it to pass on next.
+    private var outlets: [SubscriptionID: [SubscriptionEvent]] = [:]
+    /// Streams of observations (satellites, status), by observer id: each finishes with ``takeAll(keeping:)``.
     private var observations: [Int: @Sendable () -> Void] = [:]
+
+    package init() {}
 
     // MARK: Requests
 
@@ -54,28 +71,72 @@ struct AsyncLocationStateMachine {
     /// Forgets an early-cancellation mark once its request has returned (a cancel that came too late).
     mutating func forget(_ id: SubscriptionID) { cancelledEarly.remove(id) }
 
+    /// Events one thread is to pass on to one stream, in order, outside the lock.
+    package struct StreamDelivery {
+        package var id: SubscriptionID
+        package var continuation: StreamContinuation
+        package var drops: DropCounter
+        package var events: [SubscriptionEvent]
+    }
+
     /// Takes out what a batch of the manager's events settles: the requests it ends (all at once, so that a
-    /// concurrent ``takeAll()`` gets all or none of them) and the stream continuations it concerns.
-    mutating func take(_ events: [(SubscriptionID, SubscriptionEvent)]) -> (
-        requests: [(Waiter, SubscriptionEvent)], streams: [(StreamContinuation, DropCounter, SubscriptionEvent)]
+    /// concurrent ``takeAll(keeping:)`` gets all or none of them) and the events for streams, in each stream's order.
+    ///
+    /// Batches are carried out by the threads that decided them, so they can arrive out of order: a notice that
+    /// arrives ahead of one decided before it waits here for it. And a stream's events are passed on by one
+    /// thread at a time: while one is passing some on (outside the lock), events another thread takes for the
+    /// same stream queue here, and the first passes them on next (``nextEvents(for:)``).
+    package mutating func take(_ notices: [SubscriptionNotice]) -> (
+        requests: [(Waiter, SubscriptionEvent)], streams: [StreamDelivery]
     ) {
         var requests: [(Waiter, SubscriptionEvent)] = []
-        var streamEvents: [(StreamContinuation, DropCounter, SubscriptionEvent)] = []
-        for (id, event) in events {
-            if let waiter = waiters.removeValue(forKey: id) {
-                requests.append((waiter, event))
-            } else if let stream = streams[id] {
-                streamEvents.append((stream.continuation, stream.drops, event))
-                if case .ended = event { streams[id] = nil }
+        var deliveries: [SubscriptionID: StreamDelivery] = [:]
+        var order: [SubscriptionID] = []
+        for notice in notices {
+            if let waiter = waiters.removeValue(forKey: notice.id) {
+                requests.append((waiter, notice.event))
+                continue
+            }
+            guard var stream = streams[notice.id] else { continue }
+            assert(notice.number > stream.received && stream.early[notice.number] == nil,
+                   "notice \(notice.number) of \(notice.id) came twice")
+            stream.early[notice.number] = notice.event
+            var ready: [SubscriptionEvent] = []
+            while ready.last?.isEnd != true, let event = stream.early.removeValue(forKey: stream.received + 1) {
+                stream.received += 1
+                ready.append(event)
+            }
+            streams[notice.id] = ready.last?.isEnd == true ? nil : stream
+            guard !ready.isEmpty else { continue }
+            if deliveries[notice.id] != nil {
+                deliveries[notice.id]?.events += ready
+            } else if outlets[notice.id] != nil {
+                outlets[notice.id]? += ready   // another thread is passing this stream's events on
+            } else {
+                outlets[notice.id] = []
+                order.append(notice.id)
+                deliveries[notice.id] = StreamDelivery(
+                    id: notice.id, continuation: stream.continuation, drops: stream.drops, events: ready)
             }
         }
-        return (requests, streamEvents)
+        return (requests, order.compactMap { deliveries[$0] })
+    }
+
+    /// For the thread passing stream `id`'s events on: the events queued for it meanwhile, or `nil` when there
+    /// are none (it is done, and the next events go to whichever thread takes them).
+    package mutating func nextEvents(for id: SubscriptionID) -> [SubscriptionEvent]? {
+        guard let queued = outlets[id], !queued.isEmpty else {
+            outlets[id] = nil
+            return nil
+        }
+        outlets[id] = []
+        return queued
     }
 
     // MARK: Streams
 
-    mutating func add(_ id: SubscriptionID, _ stream: StreamContinuation, drops: DropCounter) {
-        streams[id] = (stream, drops)
+    package mutating func add(_ id: SubscriptionID, _ stream: StreamContinuation, drops: DropCounter) {
+        streams[id] = Stream(continuation: stream, drops: drops)
     }
 
     mutating func remove(_ id: SubscriptionID) { streams.removeValue(forKey: id) }
@@ -87,16 +148,27 @@ struct AsyncLocationStateMachine {
 
     // MARK: Stopping
 
-    /// ``AsyncLocationManager/stop()``: every request, stream and observation stream, taken out to be ended.
-    mutating func takeAll() -> (
+    /// The subscriptions of the live streams, for the manager to end.
+    package var streamIDs: [SubscriptionID] { Array(streams.keys) }
+
+    /// ``AsyncLocationManager/stop()``: every request, stream and observation stream, taken out to be ended. A
+    /// stream whose end is on its way (its `.ended` came ahead of fixes still on another thread, or the manager
+    /// ended it before: `endedBefore`) stays, to end when its last notices arrive. A stream another thread is
+    /// passing fixes to gets its end queued behind them, for that thread to pass on.
+    package mutating func takeAll(keeping endedBefore: Set<SubscriptionID> = []) -> (
         requests: [(SubscriptionID, Waiter)], streams: [StreamContinuation], observations: [@Sendable () -> Void]
     ) {
+        let endsLater = streams.filter { $0.value.isEnding || endedBefore.contains($0.key) }
+        var ending: [StreamContinuation] = []
+        for (id, stream) in streams where endsLater[id] == nil {
+            if outlets[id] != nil { outlets[id]?.append(.ended(nil)) } else { ending.append(stream.continuation) }
+        }
         defer {
             waiters.removeAll()
-            streams.removeAll()
+            streams = endsLater
             observations.removeAll()
         }
-        return (waiters.map { ($0.key, $0.value) }, streams.values.map(\.continuation), Array(observations.values))
+        return (waiters.map { ($0.key, $0.value) }, ending, Array(observations.values))
     }
 
     /// When the manager value goes: only observation streams can be left (a request or a stream keeps it).
@@ -104,4 +176,8 @@ struct AsyncLocationStateMachine {
         defer { observations.removeAll() }
         return Array(observations.values)
     }
+}
+
+extension SubscriptionEvent {
+    var isEnd: Bool { if case .ended = self { true } else { false } }
 }

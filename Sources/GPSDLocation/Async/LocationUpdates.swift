@@ -32,10 +32,12 @@ public struct LocationUpdates: AsyncSequence, Sendable {
 }
 
 /// The number of fixes a stream's buffer dropped, counted where the fixes are yielded.
-final class DropCounter: Sendable {
+package final class DropCounter: Sendable {
     private let dropped = Atomic(0)
 
-    var count: Int { dropped.load(ordering: .relaxed) }
+    package init() {}
 
-    func add() { dropped.add(1, ordering: .relaxed) }
+    package var count: Int { dropped.load(ordering: .relaxed) }
+
+    package func add() { dropped.add(1, ordering: .relaxed) }
 }

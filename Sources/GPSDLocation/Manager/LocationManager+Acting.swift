@@ -52,6 +52,20 @@ extension LocationManager {
         return ended
     }
 
+    /// Ends the subscriptions `ids` as their consumer stops: what each held back, then its end, is decided and
+    /// handed to its consumer. Returns the ids whose end was decided before this call, on another thread: their
+    /// last notices may still be on their way.
+    @discardableResult
+    package func endSubscriptions(_ ids: [SubscriptionID]) -> [SubscriptionID] {
+        let (actions, endedBefore) = state.withLock { state in
+            let (actions, endedBefore) = state.machine.endSubscriptions(ids)
+            state.note(actions)
+            return (actions, endedBefore)
+        }
+        perform(actions)
+        return endedBefore
+    }
+
     /// Registers an observer told of satellite counts, status changes and the end of sessions, synchronously
     /// on the thread that carries the decision out, never under the manager's lock. Observing does not open a
     /// session. Returns its id and the status now, numbered as an observation.

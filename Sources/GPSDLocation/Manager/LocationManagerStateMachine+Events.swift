@@ -80,7 +80,7 @@ extension LocationManagerStateMachine {
         var notifications = Notifications()
         flushPendingEpochs(into: &notifications)
         var delegateFailure: LocationError?
-        for (id, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
+        for (id, var subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
             switch subscription.consumer {
             case .delegate:
                 if let error {
@@ -92,7 +92,7 @@ extension LocationManagerStateMachine {
             case .consumer(let consumer, _):
                 let reason = error ?? (subscription.isOneShot ? LocationError(
                     .locationUnknown, "the source ended before a fix", bestLocation: subscription.best) : nil)
-                notifications.add(.ended(reason), for: id, to: consumer)
+                notifications.add(.ended(reason), for: id, of: &subscription, to: consumer)
             }
         }
         subscriptions.removeAll()
@@ -158,7 +158,8 @@ extension LocationManagerStateMachine {
                 ended.append(id)
                 switch subscription.consumer {
                 case .delegate: toDelegate = true
-                case .consumer(let consumer, _): notifications.add(.location(location), for: id, to: consumer)
+                case .consumer(let consumer, _):
+                    notifications.add(.location(location), for: id, of: &subscriptions.values[index], to: consumer)
                 }
             } else if case .delegate = subscription.consumer {
                 let (accuracy, distance) = filters(of: subscription)
@@ -180,7 +181,7 @@ extension LocationManagerStateMachine {
     }
 
     /// Passes `location` to the continuous consumer subscription at `index` if it meets its filters.
-    private mutating func offer(
+    mutating func offer(
         _ location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index,
         into notifications: inout Notifications
     ) {
@@ -190,7 +191,7 @@ extension LocationManagerStateMachine {
         guard location.meets(desiredAccuracy: accuracy),
               location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { return }
         subscriptions.values[index].lastDelivered = location
-        notifications.add(.location(location), for: id, to: consumer)
+        notifications.add(.location(location), for: id, of: &subscriptions.values[index], to: consumer)
     }
 
     /// The epochs streams hold back are over (the fix was lost, the connection ended, the source ended): each

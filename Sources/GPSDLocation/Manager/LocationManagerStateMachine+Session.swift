@@ -119,11 +119,11 @@ extension LocationManagerStateMachine {
         var notifications = Notifications()
         var actions: [Action] = []
         let failing = subscriptions.filter { $0.value.isOneShot && !$0.value.sawConnection }
-        for (id, subscription) in failing.sorted(by: { $0.key < $1.key }) {
+        for (id, var subscription) in failing.sorted(by: { $0.key < $1.key }) {
             subscriptions[id] = nil
             switch subscription.consumer {
             case .delegate: actions.append(.fail(error, generation: generation))
-            case .consumer(let consumer, _): notifications.add(.ended(error), for: id, to: consumer)
+            case .consumer(let consumer, _): notifications.add(.ended(error), for: id, of: &subscription, to: consumer)
             }
         }
         return notifications.actions + actions

@@ -49,7 +49,7 @@ struct LocationManagerStateMachine {
         case deliver([Location], generation: Int)
         case fail(LocationError, generation: Int)
         case tellStatus(LocationStatus, generation: Int)
-        case notify(any SubscriptionConsumer, [(SubscriptionID, SubscriptionEvent)])
+        case notify(any SubscriptionConsumer, [SubscriptionNotice])
         case observe([Observer], Observation)
         case scheduleRequestTimeout(request: Int, after: Duration)
         case scheduleReconnect(timer: Int, after: Duration)
@@ -184,6 +184,29 @@ struct LocationManagerStateMachine {
         if reserved.remove(id) != nil { return nil }
         guard let subscription = subscriptions.removeValue(forKey: id) else { return nil }
         return (EndedSubscription(best: subscription.best), reconcile())
+    }
+
+    /// Ends the live subscriptions `ids` for their consumer (it stops): each gets the epochs it held back
+    /// (``EpochDelivery/oncePerEpoch``), then `.ended(nil)`, in one batch decided here, so no delivery decided
+    /// later can reach it. Returns the actions and the ids whose end was decided before (by the source's end, a
+    /// failure, or another stop): their last notices are on their way from another thread.
+    mutating func endSubscriptions(_ ids: [SubscriptionID]) -> (actions: [Action], endedBefore: [SubscriptionID]) {
+        var notifications = Notifications()
+        var endedBefore: [SubscriptionID] = []
+        for id in ids.sorted() {
+            guard let index = subscriptions.index(forKey: id) else {
+                if !reserved.contains(id) { endedBefore.append(id) }
+                continue
+            }
+            guard case .consumer(let consumer, _) = subscriptions.values[index].consumer else { continue }
+            for key in subscriptions.values[index].heldEpochs.keys.sorted() {
+                guard let pending = subscriptions.values[index].heldEpochs[key]?.pending else { continue }
+                offer(pending, at: index, into: &notifications)
+            }
+            notifications.add(.ended(nil), for: id, of: &subscriptions.values[index], to: consumer)
+            subscriptions.remove(at: index)
+        }
+        return (notifications.actions + reconcile(), endedBefore)
     }
 
     /// Registers an observer; returns its id and the status now (which it has not been told), as an observation

@@ -42,24 +42,40 @@ package struct SubscriptionRequest: Sendable, Equatable {
 /// Receives the events of its subscriptions a batch at a time: everything one report (a fix, a failure) means
 /// for them, in one call, synchronously on the thread that handled the report, never under the manager's lock.
 /// One batch lets a consumer settle all its subscriptions at once, so a report and a concurrent stop cannot
-/// split them. Must not block.
+/// split them. Batches decided on two threads (a report on the session's, an ending on the caller's) can arrive
+/// out of order: each notice's number puts a subscription's events back in the order decided. Must not block.
 package protocol SubscriptionConsumer: AnyObject, Sendable {
-    func receive(_ events: [(SubscriptionID, SubscriptionEvent)])
+    func receive(_ notices: [SubscriptionNotice])
 }
 
-/// A consumer of one subscription, calling a closure for each event.
+/// One event for one subscription, numbered: a subscription's events are numbered 1, 2, 3, … in the order the
+/// manager decided them.
+package struct SubscriptionNotice: Sendable, Equatable {
+    package var id: SubscriptionID
+    package var number: UInt64
+    package var event: SubscriptionEvent
+
+    package init(id: SubscriptionID, number: UInt64, event: SubscriptionEvent) {
+        self.id = id
+        self.number = number
+        self.event = event
+    }
+}
+
+/// A consumer of one subscription, calling a closure for each event as it arrives.
 final class HandlerConsumer: SubscriptionConsumer {
     let handler: @Sendable (SubscriptionEvent) -> Void
     init(_ handler: @escaping @Sendable (SubscriptionEvent) -> Void) { self.handler = handler }
-    func receive(_ events: [(SubscriptionID, SubscriptionEvent)]) { for (_, event) in events { handler(event) } }
+    func receive(_ notices: [SubscriptionNotice]) { for notice in notices { handler(notice.event) } }
 }
 
 /// What the manager tells a subscription's consumer.
 package enum SubscriptionEvent: Sendable, Equatable {
     /// A fix that passed the subscription's filters. A one-shot subscription has ended with it.
     case location(Location)
-    /// The manager ended the subscription: its source failed (the error), or a recording ended (`nil` for a
-    /// continuous subscription; ``LocationError/Code/locationUnknown`` with the best fix seen for a one-shot).
+    /// The manager ended the subscription: its source failed (the error), a recording ended (`nil` for a
+    /// continuous subscription; ``LocationError/Code/locationUnknown`` with the best fix seen for a one-shot),
+    /// or its consumer stopped (`nil`, after what the subscription held back).
     case ended(LocationError?)
 }
 
@@ -89,13 +105,19 @@ package enum ManagerEvent: Sendable, Equatable {
 
 /// Events for consumers, gathered while a report is handled: one batch per consumer.
 struct Notifications {
-    private var batches: [ObjectIdentifier: (consumer: any SubscriptionConsumer, events: [(SubscriptionID, SubscriptionEvent)])] = [:]
+    private var batches: [ObjectIdentifier: (consumer: any SubscriptionConsumer, notices: [SubscriptionNotice])] = [:]
 
-    mutating func add(_ event: SubscriptionEvent, for id: SubscriptionID, to consumer: any SubscriptionConsumer) {
-        batches[ObjectIdentifier(consumer), default: (consumer, [])].events.append((id, event))
+    /// Adds `event` for subscription `id`, numbered after the last event `subscription` was given.
+    mutating func add(
+        _ event: SubscriptionEvent, for id: SubscriptionID, of subscription: inout Subscription,
+        to consumer: any SubscriptionConsumer
+    ) {
+        subscription.notices += 1
+        let notice = SubscriptionNotice(id: id, number: subscription.notices, event: event)
+        batches[ObjectIdentifier(consumer), default: (consumer, [])].notices.append(notice)
     }
 
-    var actions: [LocationManagerStateMachine.Action] { batches.values.map { .notify($0.consumer, $0.events) } }
+    var actions: [LocationManagerStateMachine.Action] { batches.values.map { .notify($0.consumer, $0.notices) } }
 }
 
 /// A receiver's epoch that a once-per-epoch stream holds back, and the last it passed on.
@@ -118,6 +140,8 @@ struct Subscription {
     /// For a one-shot request: whether a session has connected since it subscribed. One that never saw a
     /// connection fails with the first failed attempt; one whose connection dropped waits for the next.
     var sawConnection = false
+    /// How many events have been decided for its consumer: the number of the last ``SubscriptionNotice``.
+    var notices: UInt64 = 0
     /// The last fix delivered, for the distance filter.
     var lastDelivered: Location?
     /// The best fix that did not qualify, for a one-shot's failure.

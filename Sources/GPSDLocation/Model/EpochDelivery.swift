@@ -15,8 +15,11 @@ public enum EpochDelivery: Sendable, Hashable, CaseIterable {
     /// Once per epoch, its most complete record, when the epoch is known to be over: a report of a later
     /// epoch arrives, the receiver reports it lost the fix, the connection to gpsd ends, or the stream ends
     /// because its source did. Costs up to one epoch of latency (one second with a 1 Hz receiver). Receivers
-    /// are held apart (by device). The epoch still open when the consumer stops (breaks out, is cancelled, or
-    /// ``AsyncLocationManager/stop()`` ends the stream) is not passed on: it might yet have grown.
+    /// are held apart (by device). When ``AsyncLocationManager/stop()`` ends the stream, the epoch still open
+    /// is passed on as it stands (no later report reaches the stream), then the stream ends. A consumer that
+    /// breaks out of its loop (or whose task is cancelled) does not get that epoch; to end a logger without
+    /// losing it, call `stop()` (which ends every request and stream of that manager) and read the stream to its
+    /// end.
     case oncePerEpoch
 }
 

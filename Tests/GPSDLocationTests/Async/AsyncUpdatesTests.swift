@@ -244,8 +244,8 @@ struct AsyncUpdatesTests {
 
     // MARK: Events while a sequence registers
 
-    // The hook runs inside the source's `start`, that is inside `updates()`, after the consumer is subscribed
-    // and before its termination handler is installed.
+    // The hook runs inside the source's `start`, that is inside `updates()`, as the consumer subscribes (its
+    // termination handler is already installed).
 
     @Test func stopWhileASequenceRegistersEndsItAndReleasesTheWatch() async throws {
         let rig = AsyncRig()

@@ -201,3 +201,48 @@ extension EpochDeliveryTests {
         #expect(try await collect(updates) == [fix, other(1), completed])
     }
 }
+
+extension EpochDeliveryTests {
+    @Test func stopPassesTheOpenEpochOnThenEndsTheStream() async throws {
+        let rig = AsyncRig()
+        let once = rig.gps.updates(delivery: .oncePerEpoch)
+        let asReported = rig.gps.updates()
+        await rig.source.waitForOpening()
+        rig.source.send(partial(1))
+        rig.source.send(Location.sample(second: 1))
+        rig.source.send(partial(2))
+        rig.gps.stop()
+        // Epoch 1 was over; epoch 2 was open: stop() passes it on, as the most complete record it will have.
+        #expect(try await collect(once) == [Location.sample(second: 1), partial(2)])
+        #expect(try await collect(asReported) == [partial(1), Location.sample(second: 1), partial(2)])
+        #expect(rig.gps.manager.subscriptionCount == 0)
+        #expect(!rig.source.isRunning)
+    }
+
+    @Test func endingSubscriptionsNumbersTheHeldEpochAndTheEndAfterEverythingDecidedBefore() async throws {
+        let rig = AsyncRig()
+        let recorder = NoticeRecorder()
+        let id = rig.gps.manager.reserveSubscription()
+        #expect(rig.gps.manager.subscribe(id, .continuous(delivery: .oncePerEpoch), consumer: recorder))
+        await rig.source.waitForOpening()
+        rig.source.send(partial(1))
+        rig.source.send(Location.sample(second: 1))
+        rig.source.send(partial(2))
+        rig.gps.manager.endSubscriptions([id])
+        // Numbered in the order decided, so a consumer that gets the end first (on stop()'s thread) can wait
+        // for the fix still on its way from the session's thread.
+        #expect(recorder.notices == [
+            SubscriptionNotice(id: id, number: 1, event: .location(Location.sample(second: 1))),
+            SubscriptionNotice(id: id, number: 2, event: .location(partial(2))),
+            SubscriptionNotice(id: id, number: 3, event: .ended(nil)),
+        ])
+        #expect(rig.gps.manager.subscriptionCount == 0)
+    }
+}
+
+/// A consumer that keeps every notice it is given, in the order they arrive.
+private final class NoticeRecorder: SubscriptionConsumer {
+    private let received = Locked<[SubscriptionNotice]>([])
+    var notices: [SubscriptionNotice] { received.withLock { $0 } }
+    func receive(_ notices: [SubscriptionNotice]) { received.withLock { $0 += notices } }
+}
