@@ -54,7 +54,9 @@ let package = Package(
                 "CLinux",   // its signal forwarding
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            resources: [.copy("Resources/drive.gpsd.json")]
+            // The demo recording is built into the program (PackageResources.drive_gpsd_json), so a copied binary
+            // runs --demo with nothing beside it.
+            resources: [.embedInCode("Resources/drive.gpsd.json")]
         ),
 
         // MARK: - Samples (Samples/README.md)

@@ -68,27 +68,26 @@ struct WhereAmI: AsyncParsableCommand {
     }
 
     private func makeManager(status: StatusReporter) throws -> AsyncLocationManager {
-        if let recording = try recordingURL() {
+        if connection.replay != nil || connection.demo {
             let speed = connection.speed ?? 1
             let pace: ReplayPace = speed == 0 ? .asFastAsPossible : speed == 1 ? .realTime : .accelerated(by: speed)
             let how = speed == 1 ? "" : speed == 0 ? " as fast as possible" : " at \(Field.number(speed))×"
-            status.say("replaying \(recording.lastPathComponent)\(how)")
-            return AsyncLocationManager(recording: recording, pace: pace)
+            if let replay = connection.replay {
+                let recording = URL(filePath: replay)
+                status.say("replaying \(recording.lastPathComponent)\(how)")
+                return AsyncLocationManager(recording: recording, pace: pace)
+            }
+            // The demo recording is part of the program: a copied binary has it.
+            status.say("replaying \(Self.demoName)\(how)")
+            return AsyncLocationManager(recording: PackageResources.drive_gpsd_json, named: Self.demoName, pace: pace)
         }
         let server = connection.server ?? .default
         status.say("asking gpsd at \(server)")
         return AsyncLocationManager(server: server)
     }
 
-    /// The file to replay: --replay's, the bundled one for --demo, or nil for a live gpsd.
-    private func recordingURL() throws -> URL? {
-        if let replay = connection.replay { return URL(filePath: replay) }
-        guard connection.demo else { return nil }
-        guard let url = Bundle.module.url(forResource: "drive.gpsd", withExtension: "json") else {
-            throw ValidationError("the bundled recording is missing from this build")
-        }
-        return url
-    }
+    /// The name of the recording `--demo` replays (Resources/drive.gpsd.json, built into the program).
+    static let demoName = "drive.gpsd.json"
 
     private func printOneFix(from gps: AsyncLocationManager, to output: Output, status: StatusReporter) async throws {
         status.say("waiting for a fix" + (request.timeout.isUnlimited ? "" : " (up to \(request.timeout) s)"))

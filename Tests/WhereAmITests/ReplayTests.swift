@@ -48,6 +48,22 @@ extension WhereAmIProcessTests {
             #expect(decoded == library)
         }
 
+        @Test("a whereami copied alone to another folder runs --demo: the recording is built into it")
+        func copiedBinaryRunsTheDemo() async throws {
+            let folder = FileManager.default.temporaryDirectory
+                .appendingPathComponent("whereami-alone-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let copy = folder.appendingPathComponent("whereami")
+            try FileManager.default.copyItem(at: BuiltProduct.url("whereami"), to: copy)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["whereami"])
+            let result = try await CLIProcess.start(["--demo", "--speed", "0", "--format", "json", "-q"], executable: copy)
+                .finish(deadline: .seconds(30))
+            #expect(result.status == 0 && !result.endedBySignal, "\(result)")
+            try #require(result.stdoutLines.count == 1, "\(result)")
+            expectRecord(try Formats.jsonRecord(result.stdoutLines[0]), isAnEpochOf: try ExpectedTrack("drive"))
+        }
+
         @Test("--demo (text) says on stderr that it replays the bundled drive")
         func demoText() async throws {
             let result = try await whereami("--demo", "--speed", "0")

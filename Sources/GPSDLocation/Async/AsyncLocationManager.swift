@@ -51,6 +51,12 @@ public final class AsyncLocationManager: Sendable {
         self.init(manager: LocationManager(recording: recording, pace: pace))
     }
 
+    /// A manager replaying a recording held in memory (gpsd JSON reports, one per line); `name` is what
+    /// messages call it.
+    public convenience init(recording contents: [UInt8], named name: String, pace: ReplayPace = .realTime) {
+        self.init(manager: LocationManager(recording: contents, named: name, pace: pace))
+    }
+
     deinit {
         // Requests and update streams keep this object; satellite and status streams do not, and end with it.
         for finish in state.withLock({ $0.takeObservations() }) { finish() }

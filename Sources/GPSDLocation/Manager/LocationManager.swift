@@ -108,6 +108,25 @@ public final class LocationManager: Sendable {
         self.init(source: RecordingSource(url: recording, pace: pace), server: nil, delegateQueue: delegateQueue)
     }
 
+    /// A manager that replays a recording held in memory (one built into a program, say): the contents of a
+    /// file ``init(recording:pace:delegateQueue:)`` would replay.
+    ///
+    /// ```swift
+    /// let manager = LocationManager(recording: Array(data), named: "drive.gpsd.json", pace: .asFastAsPossible)
+    /// ```
+    /// - Parameters:
+    ///   - contents: gpsd JSON reports, one per line.
+    ///   - name: what messages call the recording.
+    ///   - pace: how fast to replay: as recorded (the default), faster, or as fast as possible.
+    ///   - delegateQueue: where to call the delegate; `nil` makes a serial queue for this manager.
+    public convenience init(
+        recording contents: [UInt8], named name: String, pace: ReplayPace = .realTime,
+        delegateQueue: DispatchQueue? = nil
+    ) {
+        self.init(source: RecordingSource(.contents(contents, name: name), pace: pace), server: nil,
+                  delegateQueue: delegateQueue)
+    }
+
     /// A manager on any source, with an injectable clock and reconnection jitter: for tests.
     package init(
         source: any LocationSource,

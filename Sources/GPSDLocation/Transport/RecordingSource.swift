@@ -1,39 +1,79 @@
 import Foundation
 
-/// Replays a recording: a file of gpsd JSON reports, one per line, as `gpspipe -w` writes them. Each line is
-/// parsed by libgps (``ReportDecoder``); lines that are not reports are skipped and counted. Each session reads
-/// the file from its start, on a thread of its own, paced by ``ReplayPacer``.
+/// What a ``RecordingSource`` replays: a file, or its contents in memory (a recording built into a program).
+enum Recording: Sendable {
+    case file(URL)
+    case contents([UInt8], name: String)
+
+    /// How messages name it: the file's path, or the name given.
+    var name: String {
+        switch self {
+        case .file(let url): url.path
+        case .contents(_, let name): name
+        }
+    }
+}
+
+/// Replays a recording: gpsd JSON reports, one per line, as `gpspipe -w` writes them. Each line is parsed by
+/// libgps (``ReportDecoder``); lines that are not reports are skipped and counted. Each session reads the
+/// recording from its start, on a thread of its own, paced by ``ReplayPacer``.
 final class RecordingSource: LocationSource {
-    let url: URL
+    let recording: Recording
     let pace: ReplayPace
     let resources: SessionResources
 
-    init(url: URL, pace: ReplayPace, resources: SessionResources = .system) {
-        self.url = url
+    init(_ recording: Recording, pace: ReplayPace, resources: SessionResources = .system) {
+        self.recording = recording
         self.pace = pace
         self.resources = resources
     }
 
-    func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
-        let (url, pace) = (url, pace)
-        return try ReaderThread.start(name: "replay", resources: resources) { reader in Self.replay(url, pace: pace, on: reader, to: handler) }
+    convenience init(url: URL, pace: ReplayPace, resources: SessionResources = .system) {
+        self.init(.file(url), pace: pace, resources: resources)
     }
 
-    private static func replay(_ url: URL, pace: ReplayPace, on reader: ReaderThread, to handler: @Sendable (SourceEvent) -> Void) {
-        let file: Int32
+    func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
+        let (recording, pace) = (recording, pace)
+        return try ReaderThread.start(name: "replay", resources: resources) { reader in
+            Self.replay(recording, pace: pace, on: reader, to: handler)
+        }
+    }
+
+    private static func replay(
+        _ recording: Recording, pace: ReplayPace, on reader: ReaderThread, to handler: @Sendable (SourceEvent) -> Void
+    ) {
+        let name = recording.name
+        var file: Int32?
         let decoder: ReportDecoder
         do throws(LocationError) {
             decoder = try ReportDecoder()
-            do {
-                file = try Syscall.openForReading(url.path)
-            } catch {
-                throw error.locationError(.invalidRecording, "cannot read recording \(url.path)")
+            if case .file(let url) = recording {
+                do {
+                    file = try Syscall.openForReading(url.path)
+                } catch {
+                    throw error.locationError(.invalidRecording, "cannot read recording \(name)")
+                }
             }
         } catch {
             return handler(.failed(error))
         }
-        defer { Syscall.close(file) }
+        defer { if let file { Syscall.close(file) } }
         handler(.connected)
+        var offset = 0
+        /// The next bytes of the recording into `buffer`: how many, 0 at its end.
+        func read(into buffer: inout [UInt8]) throws(SystemError) -> Int {
+            switch (recording, file) {
+            case (.contents(let bytes, _), _):
+                let count = min(buffer.count, bytes.count - offset)
+                buffer.replaceSubrange(0..<count, with: bytes[offset..<offset + count])
+                offset += count
+                return count
+            case (.file, let file?):
+                return try Syscall.read(file, into: &buffer) ?? 0
+            case (.file, nil):
+                return 0
+            }
+        }
 
         var reports = 0
         var pacer = ReplayPacer(pace: pace)
@@ -58,7 +98,7 @@ final class RecordingSource: LocationSource {
                         _ = try reader.wake.wait(for: nil, timeout: left)
                     }
                 } catch {
-                    handler(.failed(error.locationError(.resourceUnavailable, "cannot pace the replay of \(url.path)")))
+                    handler(.failed(error.locationError(.resourceUnavailable, "cannot pace the replay of \(name)")))
                     return false
                 }
                 if reader.isClosed { return false }
@@ -70,9 +110,9 @@ final class RecordingSource: LocationSource {
         while !reader.isClosed {
             let count: Int
             do throws(SystemError) {
-                count = try Syscall.read(file, into: &buffer) ?? 0
+                count = try read(into: &buffer)
             } catch {
-                return handler(.failed(error.locationError(.invalidRecording, "cannot read recording \(url.path)")))
+                return handler(.failed(error.locationError(.invalidRecording, "cannot read recording \(name)")))
             }
             var open = true
             if count == 0 {
@@ -88,7 +128,7 @@ final class RecordingSource: LocationSource {
         }
         guard !reader.isClosed else { return }
         if reports == 0 {
-            handler(.failed(LocationError(.invalidRecording, "no gpsd reports in recording \(url.path)")))
+            handler(.failed(LocationError(.invalidRecording, "no gpsd reports in recording \(name)")))
         } else {
             handler(.finished)
         }
