@@ -75,7 +75,7 @@ public final class AsyncLocationManager: Sendable {
     /// let fix = try await gps.requestLocation(timeout: .seconds(5), desiredAccuracy: 10)
     /// ```
     /// - Parameters:
-    ///   - timeout: how long to wait; a century or more (``Swift/Duration/seconds(_:)-(Int64)`` of
+    ///   - timeout: how long to wait; a century or more (`Duration.seconds(_:)` of
     ///     `Int64.max`, say) waits without limit.
     ///   - maximumAge: how old a fix may be to be returned without waiting; `nil` waits for a new one.
     ///   - desiredAccuracy: the horizontal accuracy in metres a fix must have; a fix of unknown accuracy does

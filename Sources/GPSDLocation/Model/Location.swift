@@ -12,7 +12,7 @@ public import Foundation
 /// print(berlin.distance(from: paris))   // 881329.9… metres
 /// ```
 ///
-/// Its JSON form (``Codable``, and ``jsonText``) is one flat object, the same one `whereami --format json`
+/// Its JSON form (`Codable`, and ``jsonText``) is one flat object, the same one `whereami --format json`
 /// writes: see <doc:JSONSchema>.
 public struct Location: Sendable, Hashable, Codable {
     /// A latitude and longitude in degrees, WGS84.

@@ -4,7 +4,7 @@
 /// (``LocationManagerDelegate/locationManager(_:didChangeStatus:)``) and ``AsyncLocationManager/statusUpdates()``
 /// of each change. They are transient conditions, not errors: a fatal failure is reported as a
 /// ``LocationError`` (the delegate's `didFailWithError`, a stream's thrown error), and the status becomes
-/// ``stopped``, which ``statusUpdates()`` tells (the delegate, told of the error, hears nothing more).
+/// ``stopped``, which ``AsyncLocationManager/statusUpdates()`` tells (the delegate, told of the error, hears nothing more).
 ///
 /// ```swift
 /// for await status in gps.statusUpdates() {
