@@ -1,0 +1,86 @@
+import Benchmark
+import CLibGPS
+import Foundation
+import GPSDLocation
+
+// Each benchmark passes the same 1,000 fixes (a recording of 1,000 TPV reports, one an epoch) and scales its
+// metrics by 1,000 (`.kilo`): every figure is per fix. Compare:
+// - "updates()": the library's whole path for a replay: the reader thread decodes each report with libgps,
+//   the manager decides, the async bridge yields, a task consumes;
+// - "AsyncStream baseline": the least such a bridge can cost: a thread yields the same fixes into a bare
+//   AsyncThrowingStream that a task consumes;
+// - "gps_unpack alone": libgps's own unpacking of the same lines, nothing else.
+
+let fixCount = 1_000
+
+/// 1,000 gpsd TPV reports, one a second from 2025-06-01T12:00:00Z, moving east.
+let recording: [UInt8] = {
+    let start = Date(timeIntervalSince1970: 1_748_779_200)
+    let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    var text = ""
+    for second in 0..<fixCount {
+        let time = start.addingTimeInterval(Double(second)).formatted(style)
+        text += #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time":"\#(time)","ept":0.005,"#
+            + #""lat":52.5,"lon":\#(13.25 + Double(second) * 0.0001),"altHAE":80.5,"altMSL":40.25,"#
+            + #""epx":3.0,"epy":4.0,"eph":6.5,"epv":9.5,"track":90.0,"speed":7.0,"climb":0.0,"eps":0.5,"epc":1.0}"#
+            + "\n"
+    }
+    return Array(text.utf8)
+}()
+
+/// The recording's lines, for gps_unpack (which writes into them while it parses).
+let lines: [[CChar]] = recording.split(separator: UInt8(ascii: "\n")).map { $0.map { CChar(bitPattern: $0) } + [0] }
+
+/// Replays the recording through `updates()`; returns the fixes.
+func replay() async throws -> [Location] {
+    let gps = AsyncLocationManager(recording: recording, named: "benchmark", pace: .asFastAsPossible)
+    var fixes: [Location] = []
+    fixes.reserveCapacity(fixCount)
+    for try await fix in gps.updates(bufferingPolicy: .unbounded) { fixes.append(fix) }
+    return fixes
+}
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput, .contextSwitches, .peakMemoryResident],
+        scalingFactor: .kilo,
+        maxDuration: .seconds(3),
+        maxIterations: 200
+    )
+
+    Benchmark("updates(): a replay's fixes to a consumer") { benchmark in
+        let fixes = try await replay()
+        precondition(fixes.count == fixCount, "\(fixes.count) fixes of \(fixCount)")
+        blackHole(fixes)
+    }
+
+    Benchmark("AsyncStream baseline: a thread's fixes to a consumer") { benchmark, fixes in
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Location.self, bufferingPolicy: .unbounded)
+        Thread.detachNewThread {
+            for fix in fixes { continuation.yield(fix) }
+            continuation.finish()
+        }
+        var received = 0
+        for try await fix in stream {
+            blackHole(fix)
+            received += 1
+        }
+        precondition(received == fixCount)
+    } setup: {
+        try await replay()
+    }
+
+    Benchmark("gps_unpack alone: libgps parsing the same reports") { benchmark in
+        let data = clibgps_new()!
+        defer { free(data) }
+        var copies = lines.map { line in line.withUnsafeBufferPointer { Array($0) } }   // copied before measuring
+        benchmark.startMeasurement()
+        for index in copies.indices {
+            copies[index].withUnsafeMutableBufferPointer { line in
+                memset(data, 0, MemoryLayout<gps_data_t>.size)
+                blackHole(clibgps_unpack(line.baseAddress, data))
+            }
+        }
+        benchmark.stopMeasurement()
+    }
+}
