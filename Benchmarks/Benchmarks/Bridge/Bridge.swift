@@ -9,7 +9,8 @@ import GPSDLocation
 //   the manager decides, the async bridge yields, a task consumes;
 // - "AsyncStream baseline": the least such a bridge can cost: a thread yields the same fixes into a bare
 //   AsyncThrowingStream that a task consumes;
-// - "gps_unpack alone": libgps's own unpacking of the same lines, nothing else.
+// - "gps_unpack alone": libgps's own unpacking of the same lines, nothing else;
+// - "jsonText": formatting each fix as whereami's JSON line (`--format json` writes exactly this).
 
 let fixCount = 1_000
 
@@ -66,6 +67,12 @@ let benchmarks: @Sendable () -> Void = {
             received += 1
         }
         precondition(received == fixCount)
+    } setup: {
+        try await replay()
+    }
+
+    Benchmark("jsonText: whereami --format json's line for each fix") { benchmark, fixes in
+        for fix in fixes { blackHole(fix.jsonText) }
     } setup: {
         try await replay()
     }

@@ -18,10 +18,34 @@ public enum GPSDTime {
         var time = time_t(whole)
         var parts = tm()
         gmtime_r(&time, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec),
-            Int(fraction < 0 ? fraction + 1000 : fraction))
+        let year = Int(parts.tm_year) + 1900
+        let millisecond = Int(fraction < 0 ? fraction + 1000 : fraction)
+        guard (0...9999).contains(year) else {
+            return String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millisecond)
+        }
+        // Written digit by digit: once per fix on whereami's hot path, where String(format:) cost most of a line.
+        return String(unsafeUninitializedCapacity: 24) { text in
+            var index = 0
+            func put(_ value: Int, width: Int) {
+                var value = value
+                for position in stride(from: index + width - 1, through: index, by: -1) {
+                    text[position] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                index += width
+            }
+            func put(_ character: Unicode.Scalar) {
+                text[index] = UInt8(character.value)
+                index += 1
+            }
+            put(year, width: 4); put("-"); put(Int(parts.tm_mon) + 1, width: 2); put("-")
+            put(Int(parts.tm_mday), width: 2); put("T"); put(Int(parts.tm_hour), width: 2); put(":")
+            put(Int(parts.tm_min), width: 2); put(":"); put(Int(parts.tm_sec), width: 2); put(".")
+            put(millisecond, width: 3); put("Z")
+            return index
+        }
     }
 
     /// Parses an ISO 8601 time, with or without fractional seconds.

@@ -27,6 +27,8 @@ extension JSONText {
     /// A finite number as the shortest JSON text that reads back as the same `Double`; whole numbers keep one
     /// decimal (`35.0`), so a reader sees a measurement, not a count.
     package static func number(_ value: Double) -> String {
-        value.rounded() == value && abs(value) < 1e15 ? String(format: "%.1f", value) : "\(value)"
+        guard value.rounded() == value && abs(value) < 1e15 else { return "\(value)" }
+        let whole = Int64(value)
+        return (whole == 0 && value.sign == .minus ? "-" : "") + String(whole) + ".0"
     }
 }

@@ -23,7 +23,16 @@ extension Location {
     /// let same = try JSONDecoder().decode(Location.self, from: Data(fix.jsonText.utf8))
     /// ```
     public var jsonText: String {
-        "{" + jsonFields(includingCoordinate: true).map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        var text = "{"
+        text.reserveCapacity(320)
+        forEachJSONField(includingCoordinate: true) { key, value in
+            if text.utf8.count > 1 { text += "," }
+            text += "\""
+            text += key
+            text += "\":"
+            text += value
+        }
+        return text + "}"
     }
 
     /// The fields of ``jsonText`` as (key, JSON value) pairs; without latitude and longitude for formats that
@@ -31,19 +40,24 @@ extension Location {
     package func jsonFields(includingCoordinate: Bool) -> [(String, String)] {
         var fields: [(String, String)] = []
         fields.reserveCapacity(JSONKey.allCases.count)
-        if let timestamp { fields.append(("timestamp", JSONText.quoted(GPSDTime.string(from: timestamp)))) }
-        if includingCoordinate {
-            for (key, value) in [("latitude", coordinate.latitude), ("longitude", coordinate.longitude)] {
-                fields.append((key, value.isFinite ? JSONText.number(value) : "null"))
-            }
-        }
-        for (key, value) in optionalNumbers {
-            if let value, value.isFinite { fields.append((key.rawValue, JSONText.number(value))) }
-        }
-        fields.append(("fix", JSONText.quoted(fix.rawValue)))
-        fields.append(("status", JSONText.quoted(status.rawValue)))
-        if let device { fields.append(("device", JSONText.quoted(device))) }
+        forEachJSONField(includingCoordinate: includingCoordinate) { fields.append(($0, $1)) }
         return fields
+    }
+
+    /// Calls `body` with each field of ``jsonText``, in order: its key and its value as JSON text.
+    private func forEachJSONField(includingCoordinate: Bool, _ body: (String, String) -> Void) {
+        func number(_ key: JSONKey, _ value: Double?) {
+            if let value, value.isFinite { body(key.rawValue, JSONText.number(value)) }
+        }
+        if let timestamp { body("timestamp", JSONText.quoted(GPSDTime.string(from: timestamp))) }
+        if includingCoordinate {
+            body("latitude", coordinate.latitude.isFinite ? JSONText.number(coordinate.latitude) : "null")
+            body("longitude", coordinate.longitude.isFinite ? JSONText.number(coordinate.longitude) : "null")
+        }
+        for (key, value) in optionalNumbers { number(key, value) }
+        body("fix", JSONText.quoted(fix.rawValue))
+        body("status", JSONText.quoted(status.rawValue))
+        if let device { body("device", JSONText.quoted(device)) }
     }
 
     private var optionalNumbers: [(JSONKey, Double?)] {
