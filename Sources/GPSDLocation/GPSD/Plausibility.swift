@@ -94,16 +94,22 @@ enum Plausibility {
     /// The text of the first `time` member of a report, as sent. Found as leniently as libgps finds it: its
     /// parser also takes `"time""…"` and `"time" : "…"`.
     static func timeText<Bytes: Collection<UInt8>>(in line: Bytes) -> Substring? {
-        let text = String(decoding: line, as: UTF8.self)
-        guard let key = text.range(of: "\"time\"") else { return nil }
-        var start = key.upperBound
-        while start < text.endIndex, text[start] == ":" || text[start] == " " || text[start] == "\t" {
-            start = text.index(after: start)
+        // Over the bytes: on every report's path, where Foundation's string search cost more than libgps's parse.
+        let bytes = Array(line)
+        let key = Array(#""time""#.utf8)
+        guard bytes.count >= key.count,
+              let keyStart = (0...(bytes.count - key.count)).first(where: {
+                  bytes[$0] == key[0] && bytes[$0..<$0 + key.count].elementsEqual(key)
+              }) else { return nil }
+        var start = keyStart + key.count
+        while start < bytes.count,
+              bytes[start] == UInt8(ascii: ":") || bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") {
+            start += 1
         }
-        guard start < text.endIndex, text[start] == "\"" else { return nil }
-        start = text.index(after: start)
-        guard let end = text[start...].firstIndex(of: "\"") else { return text[start...] }
-        return text[start..<end]
+        guard start < bytes.count, bytes[start] == UInt8(ascii: "\"") else { return nil }
+        start += 1
+        let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) ?? bytes.count
+        return Substring(String(decoding: bytes[start..<end], as: UTF8.self))
     }
 
     /// Whether a time libgps parsed is in a year a GNSS fix can be dated in, whatever text it came from.
