@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GPSDLocation
 
 /// The formats `whereami` writes fixes in.
@@ -46,8 +46,17 @@ enum Field {
     static func jsonString(_ text: String) -> String { JSONText.quoted(text) }
 
     static func xmlEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.append(character)
+            }
+        }
+        return out
     }
 }
 
@@ -55,6 +64,8 @@ enum Field {
 
 /// For people: a block for one fix, a line per fix when streaming.
 struct TextWriter: LocationWriter {
+    private func fixed(_ value: Double, _ digits: Int) -> String { JSONText.fixed(value, digits: digits) }
+
     let streaming: Bool
     var header: String { "" }
     var footer: String { "" }
@@ -64,12 +75,11 @@ struct TextWriter: LocationWriter {
     }
 
     private func line(_ l: Location) -> String {
-        var parts = [l.timestamp.map(Field.timestamp) ?? "-",
-                     String(format: "%.7f", l.coordinate.latitude), String(format: "%.7f", l.coordinate.longitude)]
-        if let altitude = l.altitude { parts.append(String(format: "%.1fm", altitude)) }
-        if let accuracy = l.horizontalAccuracy { parts.append(String(format: "±%.1fm", accuracy)) }
-        if let speed = l.speed { parts.append(String(format: "%.2fm/s", speed)) }
-        if let course = l.course { parts.append(String(format: "%.1f°", course)) }
+        var parts = [l.timestamp.map(Field.timestamp) ?? "-", fixed(l.coordinate.latitude, 7), fixed(l.coordinate.longitude, 7)]
+        if let altitude = l.altitude { parts.append(fixed(altitude, 1) + "m") }
+        if let accuracy = l.horizontalAccuracy { parts.append("±" + fixed(accuracy, 1) + "m") }
+        if let speed = l.speed { parts.append(fixed(speed, 2) + "m/s") }
+        if let course = l.course { parts.append(fixed(course, 1) + "°") }
         parts.append(l.fix.rawValue)
         return parts.joined(separator: "  ") + "\n"
     }
@@ -77,15 +87,15 @@ struct TextWriter: LocationWriter {
     private func block(_ l: Location) -> String {
         let lat = l.coordinate.latitude, lon = l.coordinate.longitude
         var rows = [
-            ("Latitude", String(format: "%.7f° %@", abs(lat), lat < 0 ? "S" : "N")),
-            ("Longitude", String(format: "%.7f° %@", abs(lon), lon < 0 ? "W" : "E")),
+            ("Latitude", fixed(abs(lat), 7) + "° " + (lat < 0 ? "S" : "N")),
+            ("Longitude", fixed(abs(lon), 7) + "° " + (lon < 0 ? "W" : "E")),
         ]
-        if let altitude = l.altitude { rows.append(("Altitude", String(format: "%.1f m above sea level", altitude))) }
-        let accuracy = [l.horizontalAccuracy.map { String(format: "±%.1f m horizontal", $0) },
-                        l.verticalAccuracy.map { String(format: "±%.1f m vertical", $0) }].compactMap { $0 }
+        if let altitude = l.altitude { rows.append(("Altitude", fixed(altitude, 1) + " m above sea level")) }
+        let accuracy = [l.horizontalAccuracy.map { "±" + fixed($0, 1) + " m horizontal" },
+                        l.verticalAccuracy.map { "±" + fixed($0, 1) + " m vertical" }].compactMap { $0 }
         if !accuracy.isEmpty { rows.append(("Accuracy", accuracy.joined(separator: ", "))) }
-        if let speed = l.speed { rows.append(("Speed", String(format: "%.2f m/s (%.1f km/h)", speed, speed * 3.6))) }
-        if let course = l.course { rows.append(("Course", String(format: "%.1f°", course))) }
+        if let speed = l.speed { rows.append(("Speed", fixed(speed, 2) + " m/s (" + fixed(speed * 3.6, 1) + " km/h)")) }
+        if let course = l.course { rows.append(("Course", fixed(course, 1) + "°")) }
         if let timestamp = l.timestamp { rows.append(("Time", Field.timestamp(timestamp))) }
         rows.append(("Fix", "\(l.fix.rawValue), \(l.status.rawValue)" + (l.device.map { " (\($0))" } ?? "")))
         return rows.map { "\($0.0 + ":")\(String(repeating: " ", count: max(1, 11 - $0.0.count)))\($0.1)" }
@@ -123,7 +133,7 @@ struct CSVWriter: LocationWriter {
 
     static func cell(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return "\"" + text.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
     }
 }
 

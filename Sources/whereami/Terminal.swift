@@ -1,5 +1,6 @@
 import CLinux
-import Foundation
+import FoundationEssentials
+import Glibc
 import GPSDLocation
 import Synchronization
 
@@ -53,12 +54,23 @@ final class StatusReporter: Sendable {
 
     func say(_ message: String) {
         guard !quiet else { return }
-        FileHandle.standardError.write(Data("whereami: \(message)\n".utf8))
+        Self.writeError("whereami: \(message)\n")
     }
 
     /// Errors are printed even with --quiet: the exit status alone does not say what went wrong.
     func fail(_ message: String) {
-        FileHandle.standardError.write(Data("whereami: \(message)\n".utf8))
+        Self.writeError("whereami: \(message)\n")
+    }
+
+    /// One message to standard error with write(2), unbuffered like stderr; a failure has nowhere to be said.
+    private static func writeError(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
+        }
     }
 }
 
@@ -73,19 +85,23 @@ func terminationSignals() -> AsyncStream<Int32> {
         continuation.finish()   // no pipe: the signals keep their default action and end the program
         return stream
     }
-    let signals = [SIGINT, SIGTERM]
-    guard clinux_forward_signals(signals, Int32(signals.count), ends[1]) == 0 else {
-        continuation.finish()
-        return stream
-    }
+    // The reader first: handlers forwarding to a pipe that nobody reads would swallow the signals.
     let readEnd = ends[0]
-    Thread.detachNewThread {
+    guard let reader = try? SystemThread(name: "signals", {
         var byte: UInt8 = 0
         while true {
             let count = read(readEnd, &byte, 1)
             if count == 1 { continuation.yield(Int32(byte)) } else if count < 0 && errno == EINTR { continue } else { break }
         }
         continuation.finish()
+    }) else {
+        continuation.finish()   // no thread: the signals keep their default action
+        return stream
+    }
+    reader.detach()
+    let signals = [SIGINT, SIGTERM]
+    if clinux_forward_signals(signals, Int32(signals.count), ends[1]) != 0 {
+        close(ends[1])   // not forwarded: the reader sees the end of the pipe and finishes the stream
     }
     return stream
 }

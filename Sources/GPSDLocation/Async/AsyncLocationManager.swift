@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// async/await on top of ``LocationManager``: one fix with ``requestLocation(timeout:maximumAge:desiredAccuracy:)``,
 /// a stream of fixes with ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``.

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// One gpsd report, reduced to what the managers use. Internal: the public API speaks of ``Location``.
 package enum GPSDReport: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Something gpsd sent that cannot be true, found while decoding one report.

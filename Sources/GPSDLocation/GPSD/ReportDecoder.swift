@@ -1,5 +1,5 @@
 import CGPS
-import Foundation
+import FoundationEssentials
 
 // The C boundary: every libgps call GPSDLocation makes is in this file. libgps parses each report
 // (`gps_unpack`) into a `gps_data_t` of the decoder's own, which the shim copies into plain values.
@@ -50,11 +50,11 @@ package final class ReportDecoder {
         case CGPS_CLASS_DEVICES: return .devices(count: Int(report.device_count))
         case CGPS_CLASS_DEVICE: return .device(path: deviceText(), active: report.device_active)
         case CGPS_CLASS_ERROR: return .error(messageText())
-        case CGPS_CLASS_POLL: return pollReport(Data(line))
+        case CGPS_CLASS_POLL: return pollReport(line)
         case CGPS_CLASS_GST: return deviationReport()
         default:
             // gps_unpack accepts any JSON object; only objects with a class are reports.
-            return Data(line).containsClassKey ? .other : nil
+            return Self.hasClass(line) ? .other : nil
         }
     }
 
@@ -123,16 +123,20 @@ package final class ReportDecoder {
     }
 
     /// libgps (up to at least 3.22) does not unpack POLL replies: take the TPVs out and unpack each.
-    private func pollReport(_ line: Data) -> GPSDReport? {
-        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { return nil }
-        let time = (object["time"] as? String).flatMap(GPSDTime.date(from:))
-        let tpvs = object["tpv"] as? [Any] ?? []
+    private func pollReport(_ line: some Collection<UInt8>) -> GPSDReport? {
+        guard let members = JSONScan.members(of: line) else { return nil }
+        let time = members.first { $0.key == "time" }.flatMap { JSONScan.plainString($0.value) }.flatMap(GPSDTime.date(from:))
+        let tpvs: [ArraySlice<UInt8>]
+        if let list = members.first(where: { $0.key == "tpv" }) {
+            guard let elements = JSONScan.elements(of: list.value) else { return nil }
+            tpvs = elements
+        } else {
+            tpvs = []
+        }
         var reports: [GPSDReport] = []
         var found: [ReportProblem] = []
-        for tpv in tpvs {
-            guard JSONSerialization.isValidJSONObject(tpv),
-                  let data = try? JSONSerialization.data(withJSONObject: tpv) else { continue }
-            let report = decode(data)
+        for tpv in tpvs where tpv.first == UInt8(ascii: "{") {
+            let report = decode(tpv)
             found += problems   // each decode starts its own list
             guard let report, case .fix = report else { continue }
             reports.append(report)
@@ -140,10 +144,11 @@ package final class ReportDecoder {
         problems = found
         return .poll(time: time, reports: reports)
     }
-}
 
-extension Data {
-    fileprivate var containsClassKey: Bool { range(of: Data("\"class\"".utf8)) != nil }
+    /// Whether a JSON object has a `class` member.
+    private static func hasClass(_ line: some Collection<UInt8>) -> Bool {
+        JSONScan.members(of: line)?.contains { $0.key == "class" } ?? false
+    }
 }
 
 extension Location.Status {

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Logging
 
 // The package side of ``LocationManager``: subscriptions for the async bridge, observers, and carrying out what

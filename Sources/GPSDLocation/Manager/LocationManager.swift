@@ -1,5 +1,5 @@
 public import Dispatch
-public import Foundation
+public import FoundationEssentials
 public import Logging
 
 /// Delivers fixes from gpsd, or from a recording, to a delegate: the CoreLocation model on Linux.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension LocationManagerStateMachine {
     /// An event of session `number`, at monotonic time `now`, as the wall clock and the monotonic clock have it

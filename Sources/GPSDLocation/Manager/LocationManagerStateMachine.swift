@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The logic of ``LocationManager`` apart from its lock and threads, and the one place that decides whether the
 /// source runs. Every input is a method that returns what to do; the manager does it after unlocking.

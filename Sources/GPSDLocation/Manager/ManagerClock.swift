@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 
 /// Monotonic time and timers for ``LocationManager``: the real one by default, a manual one in tests.
 package protocol ManagerClock: Sendable {

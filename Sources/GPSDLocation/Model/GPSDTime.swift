@@ -1,4 +1,5 @@
-public import Foundation
+public import FoundationEssentials
+import Glibc
 
 /// gpsd's time format: ISO 8601 in UTC with milliseconds, `2025-06-01T12:00:05.100Z`.
 ///
@@ -21,9 +22,15 @@ public enum GPSDTime {
         let year = Int(parts.tm_year) + 1900
         let millisecond = Int(fraction < 0 ? fraction + 1000 : fraction)
         guard (0...9999).contains(year) else {
-            return String(
-                format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-                Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millisecond)
+            // What %04d writes: at least four digits, a sign counting as one.
+            func padded(_ value: Int, _ width: Int) -> String {
+                let digits = String(value.magnitude)
+                let sign = value < 0 ? "-" : ""
+                return sign + String(repeating: "0", count: max(0, width - sign.count - digits.count)) + digits
+            }
+            let date = [padded(year, 4), padded(Int(parts.tm_mon) + 1, 2), padded(Int(parts.tm_mday), 2)]
+            let time = [padded(Int(parts.tm_hour), 2), padded(Int(parts.tm_min), 2), padded(Int(parts.tm_sec), 2)]
+            return date.joined(separator: "-") + "T" + time.joined(separator: ":") + "." + padded(millisecond, 3) + "Z"
         }
         // Written digit by digit: once per fix on whereami's hot path, where String(format:) cost most of a line.
         return String(unsafeUninitializedCapacity: 24) { text in

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// JSON text the package writes by hand (gpsd's commands; whereami's records), where a full encoder would be
 /// more than the job needs.
@@ -30,5 +30,27 @@ extension JSONText {
         guard value.rounded() == value && abs(value) < 1e15 else { return "\(value)" }
         let whole = Int64(value)
         return (whole == 0 && value.sign == .minus ? "-" : "") + String(whole) + ".0"
+    }
+
+    /// `value` with exactly `digits` decimals (at most 9), as `%.*f` writes it (ties to even, a negative value
+    /// keeps its sign even when it rounds to zero), without Foundation's formatting. A value too large for that
+    /// falls back to ``number(_:)``.
+    package static func fixed(_ value: Double, digits: Int) -> String {
+        precondition((0...9).contains(digits), "fixed(_:digits:) writes 0 to 9 decimals")
+        var scale: Int64 = 1
+        for _ in 0..<digits { scale *= 10 }
+        let magnitude = value.magnitude
+        let product = magnitude * Double(scale)
+        guard value.isFinite, product < 0x1p52 else { return value.isFinite ? number(value) : "\(value)" }
+        // The product is rounded; what it lost (exact, by a fused multiply-add) decides a tie it made or hid.
+        let lost = (-product).addingProduct(magnitude, Double(scale))
+        var units = product.rounded(.down)
+        let fraction = product - units
+        if fraction > 0.5 || (fraction == 0.5 && (lost > 0 || (lost == 0 && Int64(units) % 2 == 1))) { units += 1 }
+        let whole = Int64(units)
+        let text = (value.sign == .minus ? "-" : "") + String(whole / scale)
+        guard digits > 0 else { return text }
+        let decimals = String(whole % scale)
+        return text + "." + String(repeating: "0", count: digits - decimals.count) + decimals
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Location {
     /// The distance in metres along the surface of the WGS84 ellipsoid between this location and another.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // Geometry on the WGS84 ellipsoid (a = 6378137 m, f = 1/298.257223563), the datum GNSS receivers and gpsd report
 // in: which way one point lies from another, where a heading and a distance lead, and local east/north/up

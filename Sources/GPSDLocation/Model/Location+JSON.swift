@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // One JSON form of a fix, written by `Codable` and by ``Location/jsonText`` alike (and so by whereami, the
 // samples' logs, …): a flat object, times in gpsd's ISO 8601 with milliseconds. Documented in JSONSchema.md.

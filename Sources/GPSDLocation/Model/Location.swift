@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// One position fix from a GNSS receiver, as gpsd reported it.
 ///
@@ -207,11 +207,11 @@ extension Location {
 extension Location: CustomStringConvertible {
     /// One line for people: `0.0012700, 0.0012700 alt 50.0 m ±4.2 m 10.00 m/s 225.0° 3D gps @ 2025-06-01T12:00:05.000Z`.
     public var description: String {
-        var text = String(format: "%.7f, %.7f", coordinate.latitude, coordinate.longitude)
-        if let altitude { text += String(format: " alt %.1f m", altitude) }
-        if let horizontalAccuracy { text += String(format: " ±%.1f m", horizontalAccuracy) }
-        if let speed { text += String(format: " %.2f m/s", speed) }
-        if let course { text += String(format: " %.1f°", course) }
+        var text = JSONText.fixed(coordinate.latitude, digits: 7) + ", " + JSONText.fixed(coordinate.longitude, digits: 7)
+        if let altitude { text += " alt " + JSONText.fixed(altitude, digits: 1) + " m" }
+        if let horizontalAccuracy { text += " ±" + JSONText.fixed(horizontalAccuracy, digits: 1) + " m" }
+        if let speed { text += " " + JSONText.fixed(speed, digits: 2) + " m/s" }
+        if let course { text += " " + JSONText.fixed(course, digits: 1) + "°" }
         text += " \(fix.rawValue) \(status.rawValue)"
         if let timestamp { text += " @ \(GPSDTime.string(from: timestamp))" }
         return text

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A fix in the shape of ROS's `sensor_msgs/NavSatFix`, made from a ``Location``: what a robot's state
 /// estimator (robot_localization, a Kalman filter) takes.

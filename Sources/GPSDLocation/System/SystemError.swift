@@ -6,7 +6,7 @@ import Glibc
 /// for a resource the system refused, ``LocationError/Code/gpsdUnavailable`` for a connection that could not be
 /// made, ``LocationError/Code/connectionLost`` for one that broke), carrying the number in
 /// ``LocationError/errorNumber``.
-struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The call, as in `pipe` or `connect`.
     var function: String
     /// The `errno` value it failed with.
@@ -19,7 +19,7 @@ struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `pipe: Too many open files`.
-    var description: String { "\(function): \(text)" }
+    package var description: String { "\(function): \(text)" }
 
     /// This failure as the public error, with `code` and a sentence that says what was being done.
     func locationError(_ code: LocationError.Code, _ doing: String) -> LocationError {

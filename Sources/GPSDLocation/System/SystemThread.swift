@@ -7,14 +7,14 @@ import Glibc
 /// ``join()`` waits until the thread has ended; called on the thread itself (a session closed by an event it
 /// delivered), it detaches instead, and the thread ends as soon as it returns. A thread never joined is
 /// detached when this object goes, so no thread's resources are left behind.
-final class SystemThread: Sendable {
+package final class SystemThread: Sendable {
     private enum Disposal { case running, joined, detached }
 
     private let thread: pthread_t
     private let disposal = Locked(Disposal.running)
 
     /// Starts `body` on a new thread named `name` (cut to the 15 bytes Linux keeps).
-    init(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+    package init(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
         let box = Unmanaged.passRetained(Box(name: name, body: body))
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
@@ -55,7 +55,7 @@ final class SystemThread: Sendable {
     }
 
     /// Lets the thread end by itself, without waiting for it; its resources go when it returns.
-    func detach() {
+    package func detach() {
         let first = disposal.withLock { disposal -> Bool in
             guard disposal == .running else { return false }
             disposal = .detached

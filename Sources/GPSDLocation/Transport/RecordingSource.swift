@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a ``RecordingSource`` replays: a file, or its contents in memory (a recording built into a program).
 enum Recording: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Paces a replay by the recorded fix times against a monotonic clock (``ManagerClock/now``).
 struct ReplayPacer {

@@ -268,4 +268,27 @@ struct ReportDecoderTests {
         let line = #"{"class":"POLL","time":"2025-06-01T12:00:06.000Z","active":0,"tpv":[],"sky":[]}"#
         #expect(decode(line) == .poll(time: Date(timeIntervalSince1970: Self.epoch + 6), reports: []))
     }
+
+    @Test func pollReplyWithBracketsAndQuotesInStringsFindsEachFix() throws {
+        // Brackets, braces and escaped quotes inside strings do not end an object early.
+        let tricky = tpv(#""mode":2,"lat":1.0,"lon":2.0,"tag":"a ] } \" [ {""#, device: "/dev/tty[1]", second: 4)
+        let line = #"{"class":"POLL","tpv":["# + [tricky, Self.fullTPV].joined(separator: ",")
+            + #"],"time":"2025-06-01T12:00:06.000Z","sky":[]}"#
+        let report = try #require(decode(line))
+        #expect(report == .poll(time: Date(timeIntervalSince1970: Self.epoch + 6),
+                                reports: [.fix(try fix(tricky)), .fix(try fix(Self.fullTPV))]))
+    }
+
+    @Test func malformedPollReplyIsNotAReport() {
+        // libgps takes these for POLL replies; their TPV list cannot be read whole, so nothing of them is used.
+        for line in [#"{"class":"POLL","time":"2025-06-01T12:00:06.000Z","tpv":[{"class":"TPV"},],"sky":[]}"#,
+                     #"{"class":"POLL","tpv":[{"class":"TPV","mode":3,"lat":1,"lon":2}] "sky":[]}"#] {
+            #expect(decode(line) == nil, "\(line)")
+        }
+    }
+
+    @Test func objectWithAClassMemberIsAReportAndOneThatOnlyMentionsAClassIsNot() {
+        #expect(decode(#"{"class":"FUTURE","value":1}"#) == .other)
+        #expect(decode(#"{"note":"\"class\" is not a member here","value":1}"#) == nil)
+    }
 }

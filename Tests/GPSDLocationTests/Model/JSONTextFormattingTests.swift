@@ -39,4 +39,21 @@ struct JSONTextFormattingTests {
         #expect(JSONText.number(52.52180605) == "52.52180605")
         #expect(JSONText.number(1e16) == "1e+16")
     }
+
+    @Test func fixedDecimalsAreWhatPrintfWrites() {
+        var generator = SplitMix64(seed: 0xF1DE)
+        // Coordinates, altitudes, speeds; values that round up to the next whole number or power of ten.
+        // Ties: exact (0.5, 1.25: to even), and those the multiplication makes or hides (0.15 is just below).
+        var values = [0.0, -0.0, 0.5, 1.5, 2.5, 1.25, -1.25, 0.15, 0.35, 2.675, 1.005, -0.04, 9.99999996, -9.99999996, 0.04, 359.96, 89.99999999, -179.999999951,
+                      12_345.678, 0.000_000_1, 100.0]
+        for _ in 0..<5_000 {
+            values.append(Double.random(in: -180...180, using: &generator))
+            values.append(Double.random(in: -500...9_000, using: &generator))
+        }
+        for value in values {
+            for digits in [0, 1, 2, 7] {
+                #expect(JSONText.fixed(value, digits: digits) == String(format: "%.\(digits)f", value), "\(value) \(digits)")
+            }
+        }
+    }
 }
