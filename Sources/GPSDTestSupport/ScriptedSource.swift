@@ -22,11 +22,11 @@ package final class ScriptedSource: LocationSource {
     /// One session: its handler, which events reach until the session is closed.
     private final class Session: SourceSession {
         let source: ScriptedSource
-        let handler: @Sendable (SourceEvent) -> Void
+        let handler: @Sendable ([SourceEvent]) -> Void
         private let closedFlag = Locked(false)
         let heldFixRequests = Locked(0)
 
-        init(source: ScriptedSource, handler: @escaping @Sendable (SourceEvent) -> Void) {
+        init(source: ScriptedSource, handler: @escaping @Sendable ([SourceEvent]) -> Void) {
             self.source = source
             self.handler = handler
         }
@@ -45,7 +45,7 @@ package final class ScriptedSource: LocationSource {
 
     package init() {}
 
-    package func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
+    package func openSession(_ handler: @escaping @Sendable ([SourceEvent]) -> Void) throws(LocationError) -> any SourceSession {
         let (hook, failure) = state.withLock { state in
             defer { (state.hook, state.openingFailure) = (nil, nil) }
             return (state.hook, state.openingFailure)
@@ -111,8 +111,15 @@ package final class ScriptedSource: LocationSource {
     /// Delivers `event` to the newest session, synchronously. Returns false if it is not open.
     @discardableResult
     package func send(_ event: SourceEvent) -> Bool {
+        send([event])
+    }
+
+    /// Delivers `events` to the newest session in one call, as a read of several reports does. Returns false
+    /// if it is not open.
+    @discardableResult
+    package func send(_ events: [SourceEvent]) -> Bool {
         guard let session = state.withLock({ $0.sessions.last }), !session.isClosed else { return false }
-        session.handler(event)
+        session.handler(events)
         return true
     }
 
@@ -122,7 +129,7 @@ package final class ScriptedSource: LocationSource {
     package func send(_ event: SourceEvent, toSession number: Int) -> Bool {
         guard let session = state.withLock({ $0.sessions.indices.contains(number - 1) ? $0.sessions[number - 1] : nil })
         else { return false }
-        session.handler(event)
+        session.handler([event])
         return true
     }
 

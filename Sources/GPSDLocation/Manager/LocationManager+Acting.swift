@@ -94,7 +94,7 @@ extension LocationManager {
             case .openSession(let number):
                 joinUnjoinedSessions()   // one reader thread at a time
                 do {
-                    let session = try source.openSession { [weak self] event in self?.receive(event, session: number) }
+                    let session = try source.openSession { [weak self] events in self?.receive(events, session: number) }
                     pending += state.withLock { $0.decide { $0.sessionOpened(number, session) } }
                 } catch {
                     pending += state.withLock { $0.decide { $0.sessionFailedToOpen(number, error) } }
@@ -164,9 +164,20 @@ extension LocationManager {
         }
     }
 
-    private func receive(_ event: SourceEvent, session: Int) {
+    /// Events that came together (one read's reports): decided under one lock, in order, and carried out
+    /// together, each consumer's notices in one batch, so a stream's consumer wakes once for all of them.
+    private func receive(_ events: [SourceEvent], session: Int) {
         let (now, arrival) = (clock.now, clock.arrival)
-        perform(state.withLock { $0.decide { $0.handle(event, session: session, now: now, arrival: arrival) } })
+        let actions = state.withLock { state in
+            var actions: [LocationManagerStateMachine.Action] = []
+            for event in events {
+                for action in state.decide({ $0.handle(event, session: session, now: now, arrival: arrival) }) {
+                    actions.appendMergingNotices(action)
+                }
+            }
+            return actions
+        }
+        perform(actions)
     }
 
     /// Makes the oldest delegate call decided and not yet made, unless a stop came after it was decided; while
@@ -190,5 +201,26 @@ extension LocationManager {
                 state.callbacks.remove(at: index)
             }
         }
+    }
+}
+
+extension [LocationManagerStateMachine.Action] {
+    /// Appends `action`; notices for a consumer already notified since the last action that is not a
+    /// notification, observation, delegate call or log join that consumer's batch instead. Their numbers keep
+    /// their order within it; what the consumer is told relative to other consumers was never ordered.
+    mutating func appendMergingNotices(_ action: LocationManagerStateMachine.Action) {
+        guard case .notify(let consumer, let notices) = action else { return append(action) }
+        for index in indices.reversed() {
+            switch self[index] {
+            case .notify(let earlier, let earlierNotices) where earlier === consumer:
+                self[index] = .notify(earlier, earlierNotices + notices)
+                return
+            case .notify, .observe, .deliver, .fail, .tellStatus, .log:
+                continue
+            default:
+                return append(action)   // nothing moves across opening, closing or scheduling
+            }
+        }
+        append(action)
     }
 }

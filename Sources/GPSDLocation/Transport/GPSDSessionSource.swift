@@ -21,7 +21,7 @@ package final class GPSDSessionSource: LocationSource {
         self.resources = resources
     }
 
-    package func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
+    package func openSession(_ handler: @escaping @Sendable ([SourceEvent]) -> Void) throws(LocationError) -> any SourceSession {
         let (server, timeout) = (server, connectTimeout)
         return try ReaderThread.start(name: "gpsd:\(server.port)", resources: resources) { reader in
             Self.read(from: server, connectTimeout: timeout, on: reader, to: handler)
@@ -29,10 +29,18 @@ package final class GPSDSessionSource: LocationSource {
     }
 
     private static func read(
-        from server: GPSDServer, connectTimeout: Duration, on reader: ReaderThread, to handler: @Sendable (SourceEvent) -> Void
+        from server: GPSDServer, connectTimeout: Duration, on reader: ReaderThread, to handler: @Sendable ([SourceEvent]) -> Void
     ) {
+        /// The events of the read under way, handed on together when it has been framed.
+        var batch: [SourceEvent] = []
+        func flush() {
+            guard !batch.isEmpty else { return }
+            if !reader.isClosed { handler(batch) }
+            batch.removeAll(keepingCapacity: true)
+        }
         func fail(_ error: LocationError) {
-            if !reader.isClosed { handler(.failed(error)) }
+            batch.append(.failed(error))
+            flush()
         }
         let decoder: ReportDecoder
         let connection: GPSDConnection
@@ -47,14 +55,14 @@ package final class GPSDSessionSource: LocationSource {
         } catch {
             return fail(error)
         }
-        handler(.connected)
+        handler([.connected])
 
         /// Hands one line on, with what was found in it that cannot be true.
         func deliver(_ line: ArraySlice<UInt8>) {
             guard !reader.isClosed else { return }
             let report = decoder.decode(line)
-            for problem in decoder.problems { handler(.rejected(problem)) }
-            handler(report.map(SourceEvent.report) ?? .skippedLine)
+            for problem in decoder.problems { batch.append(.rejected(problem)) }
+            batch.append(report.map(SourceEvent.report) ?? .skippedLine)
         }
 
         var splitter = LineSplitter()
@@ -74,13 +82,14 @@ package final class GPSDSessionSource: LocationSource {
                 guard let count else { continue }
                 if count == 0 {
                     // Everything read before the end is delivered first, a last line without its newline too.
-                    splitter.finish(line: deliver, skipped: { handler(.skippedLine) })
+                    splitter.finish(line: deliver, skipped: { batch.append(.skippedLine) })
                     throw LocationError(.connectionLost, "connection to gpsd at \(server) lost: gpsd closed the connection")
                 }
                 buffer.withUnsafeBytes { bytes in
                     splitter.append(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), line: deliver,
-                                    skipped: { handler(.skippedLine) })
+                                    skipped: { batch.append(.skippedLine) })
                 }
+                flush()
             } catch {
                 return fail(error)
             }

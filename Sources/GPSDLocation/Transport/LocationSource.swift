@@ -5,9 +5,10 @@
 /// closes sessions; it never has more than one open.
 package protocol LocationSource: Sendable {
     /// Begins a session whose events go to `handler`: serially, from any thread, until the session ends or is
-    /// closed. The handler must not block.
+    /// closed. Each call hands on the events that came together, in order (the reports of one read, say), so
+    /// that they are decided under one lock and reach a consumer with one wake-up. The handler must not block.
     /// - Throws: ``LocationError`` when the session cannot even begin (the system refused a thread or a pipe).
-    func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession
+    func openSession(_ handler: @escaping @Sendable ([SourceEvent]) -> Void) throws(LocationError) -> any SourceSession
 }
 
 /// One open session of a ``LocationSource``.

@@ -32,7 +32,7 @@ final class RecordingSource: LocationSource {
         self.init(.file(url), pace: pace, resources: resources)
     }
 
-    func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
+    func openSession(_ handler: @escaping @Sendable ([SourceEvent]) -> Void) throws(LocationError) -> any SourceSession {
         let (recording, pace) = (recording, pace)
         return try ReaderThread.start(name: "replay", resources: resources) { reader in
             Self.replay(recording, pace: pace, on: reader, to: handler)
@@ -40,8 +40,22 @@ final class RecordingSource: LocationSource {
     }
 
     private static func replay(
-        _ recording: Recording, pace: ReplayPace, on reader: ReaderThread, to handler: @Sendable (SourceEvent) -> Void
+        _ recording: Recording, pace: ReplayPace, on reader: ReaderThread, to handlerOfBatches: @Sendable ([SourceEvent]) -> Void
     ) {
+        /// The events of the chunk under way: handed on together when it has been framed, or before a pause.
+        var batch: [SourceEvent] = []
+        func flush() {
+            guard !batch.isEmpty else { return }
+            handlerOfBatches(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+        func handler(_ event: SourceEvent) {
+            batch.append(event)
+            if case .report = event { return }
+            if case .rejected = event { return }
+            if case .skippedLine = event { return }
+            flush()   // the start and the end of the session go at once
+        }
         let name = recording.name
         var file: Int32?
         let decoder: ReportDecoder
@@ -91,6 +105,7 @@ final class RecordingSource: LocationSource {
             }
             reports += 1
             if let delay = pacer.delay(before: report, now: clock.now) {
+                flush()   // what came before the pause is due now
                 // Sleep until the report's time, whatever else wakes the pipe; only closing cuts it short.
                 let deadline = clock.now + delay
                 do throws(SystemError) {
@@ -123,7 +138,8 @@ final class RecordingSource: LocationSource {
                                     line: { open = open && deliver($0) }, skipped: { handler(.skippedLine) })
                 }
             }
-            guard open else { return }
+            guard open, !reader.isClosed else { return }
+            flush()
             if count == 0 { break }
         }
         guard !reader.isClosed else { return }

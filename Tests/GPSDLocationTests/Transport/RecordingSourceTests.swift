@@ -161,8 +161,8 @@ struct RecordingSourceTests {
         defer { scratch.remove() }
         let url = try scratch.write([Self.tpv(second: 1), Self.tpv(second: 2)].joined(separator: "\n") + "\n")
         let (arrivals, sink) = AsyncStream.makeStream(of: ContinuousClock.Instant.self)
-        let session = try RecordingSource(url: url, pace: .accelerated(by: 5)).openSession { event in
-            if case .report(.fix) = event { sink.yield(.now) }
+        let session = try RecordingSource(url: url, pace: .accelerated(by: 5)).openSession { events in
+            for case .report(.fix) in events { sink.yield(.now) }
         }
         defer { session.close() }
         var iterator = arrivals.makeAsyncIterator()

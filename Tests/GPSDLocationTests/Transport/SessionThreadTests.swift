@@ -22,13 +22,13 @@ struct SessionThreadTests {
             state.withLock { $0.events = continuation }
         }
 
-        func openSession(_ handler: @escaping @Sendable (SourceEvent) -> Void) throws(LocationError) -> any SourceSession {
+        func openSession(_ handler: @escaping @Sendable ([SourceEvent]) -> Void) throws(LocationError) -> any SourceSession {
             let seen = Locked(false)
             let continuation = state.withLock { $0.events }
-            let session = try source.openSession { event in
+            let session = try source.openSession { events in
                 let first = seen.withLock { seen in defer { seen = true }; return !seen }
                 if first { continuation?.yield() }
-                handler(event)
+                handler(events)
             }
             state.withLock { $0.sessions.append(session as! ReaderThread) }
             return session
