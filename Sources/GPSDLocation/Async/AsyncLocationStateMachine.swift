@@ -28,6 +28,22 @@ package struct AsyncLocationStateMachine {
 
         /// Whether its end has arrived, ahead of notices still on their way: they come, then it ends.
         var isEnding: Bool { early.values.contains(where: \.isEnd) }
+
+        /// Takes `notice` in and appends to `ready` the events now due, in order, up to the end. Returns whether
+        /// the stream has ended.
+        mutating func admit(_ notice: SubscriptionNotice, into ready: inout [SubscriptionEvent]) -> Bool {
+            if notice.number == received + 1 && early.isEmpty {   // in order, as nearly always
+                received += 1
+                ready.append(notice.event)
+                return notice.event.isEnd
+            }
+            early[notice.number] = notice.event
+            while ready.last?.isEnd != true, let event = early.removeValue(forKey: received + 1) {
+                received += 1
+                ready.append(event)
+            }
+            return ready.last?.isEnd == true
+        }
     }
 
     private var streams: [SubscriptionID: Stream] = [:]
@@ -92,21 +108,18 @@ package struct AsyncLocationStateMachine {
         var requests: [(Waiter, SubscriptionEvent)] = []
         var deliveries: [SubscriptionID: StreamDelivery] = [:]
         var order: [SubscriptionID] = []
+        var ready: [SubscriptionEvent] = []
         for notice in notices {
             if let waiter = waiters.removeValue(forKey: notice.id) {
                 requests.append((waiter, notice.event))
                 continue
             }
-            guard var stream = streams[notice.id] else { continue }
-            assert(notice.number > stream.received && stream.early[notice.number] == nil,
+            guard let (continuation, drops) = streams[notice.id].map({ ($0.continuation, $0.drops) }) else { continue }
+            assert(notice.number > streams[notice.id]!.received && streams[notice.id]!.early[notice.number] == nil,
                    "notice \(notice.number) of \(notice.id) came twice")
-            stream.early[notice.number] = notice.event
-            var ready: [SubscriptionEvent] = []
-            while ready.last?.isEnd != true, let event = stream.early.removeValue(forKey: stream.received + 1) {
-                stream.received += 1
-                ready.append(event)
-            }
-            streams[notice.id] = ready.last?.isEnd == true ? nil : stream
+            ready.removeAll(keepingCapacity: true)
+            // Changed where it is kept, never in a copy, which would copy its early notices for every notice.
+            if streams[notice.id]!.admit(notice, into: &ready) { streams[notice.id] = nil }
             guard !ready.isEmpty else { continue }
             if deliveries[notice.id] != nil {
                 deliveries[notice.id]?.events += ready
@@ -116,7 +129,7 @@ package struct AsyncLocationStateMachine {
                 outlets[notice.id] = []
                 order.append(notice.id)
                 deliveries[notice.id] = StreamDelivery(
-                    id: notice.id, continuation: stream.continuation, drops: stream.drops, events: ready)
+                    id: notice.id, continuation: continuation, drops: drops, events: ready)
             }
         }
         return (requests, order.compactMap { deliveries[$0] })

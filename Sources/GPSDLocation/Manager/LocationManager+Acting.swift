@@ -169,13 +169,13 @@ extension LocationManager {
     private func receive(_ events: [SourceEvent], session: Int) {
         let (now, arrival) = (clock.now, clock.arrival)
         let actions = state.withLock { state in
-            var actions: [LocationManagerStateMachine.Action] = []
+            var batch = ActionBatch()
             for event in events {
                 for action in state.decide({ $0.handle(event, session: session, now: now, arrival: arrival) }) {
-                    actions.appendMergingNotices(action)
+                    batch.append(action)
                 }
             }
-            return actions
+            return batch.actions
         }
         perform(actions)
     }
@@ -204,23 +204,33 @@ extension LocationManager {
     }
 }
 
-extension [LocationManagerStateMachine.Action] {
-    /// Appends `action`; notices for a consumer already notified since the last action that is not a
-    /// notification, observation, delegate call or log join that consumer's batch instead. Their numbers keep
-    /// their order within it; what the consumer is told relative to other consumers was never ordered.
-    mutating func appendMergingNotices(_ action: LocationManagerStateMachine.Action) {
-        guard case .notify(let consumer, let notices) = action else { return append(action) }
-        for index in indices.reversed() {
-            switch self[index] {
-            case .notify(let earlier, let earlierNotices) where earlier === consumer:
-                self[index] = .notify(earlier, earlierNotices + notices)
+/// The actions of events that came together, with each consumer's notices joined into one batch: notices for a
+/// consumer already notified since the last opening, closing or timer join its batch; notifications of other
+/// consumers, observations, delegate calls and logs do not stand in the way (what consumers are told relative
+/// to each other was never ordered). A consumer's notices keep their order within its batch.
+struct ActionBatch {
+    private(set) var actions: [LocationManagerStateMachine.Action] = []
+    /// Where each consumer's batch is in `actions`, since the last action nothing may move across.
+    private var batches: [ObjectIdentifier: Int] = [:]
+
+    mutating func append(_ action: LocationManagerStateMachine.Action) {
+        switch action {
+        case .notify(let consumer, let notices):
+            let key = ObjectIdentifier(consumer)
+            guard let index = batches[key], case .notify(_, var batch) = actions[index] else {
+                batches[key] = actions.count
+                actions.append(action)
                 return
-            case .notify, .observe, .deliver, .fail, .tellStatus, .log:
-                continue
-            default:
-                return append(action)   // nothing moves across opening, closing or scheduling
             }
+            // The slot gives its array up first, so that appending does not copy the batch each time.
+            actions[index] = .openSession(number: -1)
+            batch += notices
+            actions[index] = .notify(consumer, batch)
+        case .observe, .deliver, .fail, .tellStatus, .log:
+            actions.append(action)
+        default:
+            batches.removeAll(keepingCapacity: true)
+            actions.append(action)
         }
-        append(action)
     }
 }

@@ -84,19 +84,21 @@ struct BatchDeliveryTests {
         func notice(_ number: Int) -> SubscriptionNotice {
             SubscriptionNotice(id: id, number: UInt64(number), event: .location(.sample(second: number)))
         }
-        var actions: [LocationManagerStateMachine.Action] = []
-        actions.appendMergingNotices(.notify(first, [notice(1)]))
-        actions.appendMergingNotices(.observe([], Observation(event: .status(.stopped), sequence: 1)))
-        actions.appendMergingNotices(.notify(second, [notice(1)]))
-        actions.appendMergingNotices(.deliver([.sample(second: 2)], generation: 0))
-        actions.appendMergingNotices(.notify(first, [notice(2), notice(3)]))
+        var batch = ActionBatch()
+        batch.append(.notify(first, [notice(1)]))
+        batch.append(.observe([], Observation(event: .status(.stopped), sequence: 1)))
+        batch.append(.notify(second, [notice(1)]))
+        batch.append(.deliver([.sample(second: 2)], generation: 0))
+        batch.append(.notify(first, [notice(2), notice(3)]))
+        batch.append(.notify(first, [notice(4)]))
+        let actions = batch.actions
         #expect(actions.count == 4)
         guard case .notify(let consumer, let notices) = actions[0] else {
             Issue.record("expected the first consumer's batch first, got \(actions[0])")
             return
         }
         #expect(consumer === first)
-        #expect(notices.map(\.number) == [1, 2, 3])
+        #expect(notices.map(\.number) == [1, 2, 3, 4])
     }
 
     @Test func noticesNeverMoveAcrossAClosingOrATimer() {
@@ -106,11 +108,11 @@ struct BatchDeliveryTests {
             .closeSession(number: 1, NoSession()), .openSession(number: 2),
             .scheduleWatchdog(timer: 1, after: .seconds(1)),
         ] {
-            var actions: [LocationManagerStateMachine.Action] = []
-            actions.appendMergingNotices(.notify(recorder, [notice]))
-            actions.appendMergingNotices(barrier)
-            actions.appendMergingNotices(.notify(recorder, [notice]))
-            #expect(actions.count == 3, "\(barrier)")
+            var batch = ActionBatch()
+            batch.append(.notify(recorder, [notice]))
+            batch.append(barrier)
+            batch.append(.notify(recorder, [notice]))
+            #expect(batch.actions.count == 3, "\(barrier)")
         }
     }
 }
