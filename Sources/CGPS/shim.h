@@ -77,6 +77,7 @@ typedef struct {
     double track, epd;
     double climb, epc;
     double lat_deviation, lon_deviation, alt_deviation;  // GST: 1-sigma errors in metres
+    double base_east, base_north, base_up, base_length, base_course;  // RTK baseline (API 13+), else NaN
     int satellites_used, satellites_visible;
     int device_count;
     bool device_active;
@@ -108,6 +109,26 @@ static inline int cgps_fix_status(const struct gps_data_t *data) {
 #endif
 }
 
+
+/// The libgps API this package was built against (`GPSD_API_MAJOR_VERSION`).
+static inline int cgps_api_major_version(void) { return GPSD_API_MAJOR_VERSION; }
+
+/// The RTK baseline of a TPV (gpsd 3.23+, API 13: `baseE`, `baseN`, `baseU`, `baseL`, `baseC`); NaN on an older
+/// libgps, which has no such fields. libgps parses each TPV's baseline with NaN defaults, like the error
+/// estimates, so a value that is not NaN is a value gpsd sent.
+static inline void cgps_copy_baseline(const struct gps_fix_t *fix, cgps_report *report) {
+#if GPSD_API_MAJOR_VERSION >= 13
+    report->base_east = fix->base.east;
+    report->base_north = fix->base.north;
+    report->base_up = fix->base.up;
+    report->base_length = fix->base.length;
+    report->base_course = fix->base.course;
+#else
+    (void)fix;
+    report->base_east = report->base_north = report->base_up = NAN;
+    report->base_length = report->base_course = NAN;
+#endif
+}
 
 /// Parses one gpsd JSON report with libgps (`gps_unpack`) into `data`, then copies it into `report`.
 ///
@@ -148,6 +169,7 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
         report->epd = fix->epd;
         report->climb = (data->set & CLIMB_SET) ? fix->climb : NAN;
         report->epc = fix->epc;
+        cgps_copy_baseline(fix, report);
         strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
         break;
     }

@@ -12,6 +12,7 @@ package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
         case climb = "a climb beyond ±12 km/s"
         case course = "a course beyond 0° to 360°"
         case accuracy = "an error estimate that is negative or absurd"
+        case baseline = "an RTK baseline longer than the Earth is wide"
     }
 
     package var kind: Kind
@@ -42,6 +43,9 @@ enum Plausibility {
     static let climb = -12_000.0...12_000.0
     /// Degrees; 360 is read as 0.
     static let course = 0.0...360.0
+    /// An RTK baseline's east, north or up part, in metres: no farther than the Earth's diameter.
+    static let baselineComponent = -12_760_000.0...12_760_000.0
+    static let baselineLength = 0.0...12_760_000.0
     /// Metres, for horizontal and vertical error estimates.
     static let positionError = 0.0...1_000_000.0
     /// Metres per second, for speed and climb error estimates.

@@ -26,6 +26,10 @@ package final class ReportDecoder {
 
     deinit { cgps_free(data) }
 
+    /// The libgps API the package was built against (gpsd 3.22: 11, 3.25: 14, 3.27: 16). What it parses
+    /// depends on it: RTK baselines only from 13 on, for one.
+    package static var libgpsAPIVersion: Int { Int(cgps_api_major_version()) }
+
     /// Decodes one JSON line (without its newline). `nil` if it is not a gpsd report.
     package func decode<Bytes: Collection<UInt8>>(_ line: Bytes) -> GPSDReport? {
         problems.removeAll(keepingCapacity: true)
@@ -81,6 +85,13 @@ package final class ReportDecoder {
         }
         let isThreeD = report.mode >= 3
         let course = check(report.track, Plausibility.course, .course).map { $0 == 360 ? 0 : $0 }
+        // NaN on a libgps without baselines (API < 13): the shim leaves them so.
+        let baseline = Location.Baseline(
+            east: check(report.base_east, Plausibility.baselineComponent, .baseline),
+            north: check(report.base_north, Plausibility.baselineComponent, .baseline),
+            up: check(report.base_up, Plausibility.baselineComponent, .baseline),
+            length: check(report.base_length, Plausibility.baselineLength, .baseline),
+            course: check(report.base_course, Plausibility.course, .course).map { $0 == 360 ? 0 : $0 })
         return .fix(Location(
             coordinate: .init(latitude: latitude, longitude: longitude),
             altitude: isThreeD ? check(report.alt_msl, Plausibility.altitude, .altitude) : nil,
@@ -89,6 +100,7 @@ package final class ReportDecoder {
             verticalAccuracy: isThreeD ? check(report.epv, Plausibility.positionError, .accuracy) : nil,
             latitudeAccuracy: check(report.epy, Plausibility.positionError, .accuracy),
             longitudeAccuracy: check(report.epx, Plausibility.positionError, .accuracy),
+            baseline: baseline == Location.Baseline() ? nil : baseline,
             speed: check(report.speed, Plausibility.speed, .speed),
             speedAccuracy: check(report.eps, Plausibility.speedError, .accuracy),
             course: course,

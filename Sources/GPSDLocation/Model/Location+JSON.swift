@@ -9,6 +9,7 @@ extension Location {
         case timestamp, latitude, longitude, altitude, ellipsoidalAltitude
         case horizontalAccuracy, verticalAccuracy, latitudeAccuracy, longitudeAccuracy
         case latitudeDeviation, longitudeDeviation, altitudeDeviation
+        case baselineEast, baselineNorth, baselineUp, baselineLength, baselineCourse
         case speed, speedAccuracy, course, courseAccuracy, climb, fix, status, device
     }
 
@@ -66,6 +67,8 @@ extension Location {
          (.latitudeAccuracy, latitudeAccuracy), (.longitudeAccuracy, longitudeAccuracy),
          (.latitudeDeviation, deviation?.latitude), (.longitudeDeviation, deviation?.longitude),
          (.altitudeDeviation, deviation?.altitude),
+         (.baselineEast, baseline?.east), (.baselineNorth, baseline?.north), (.baselineUp, baseline?.up),
+         (.baselineLength, baseline?.length), (.baselineCourse, baseline?.course),
          (.speed, speed), (.speedAccuracy, speedAccuracy), (.course, course), (.courseAccuracy, courseAccuracy),
          (.climb, climb)]
     }
@@ -119,6 +122,12 @@ extension Location {
         let longitudeDeviation = try number(.longitudeDeviation, Plausibility.positionError)
         let altitudeDeviation = try number(.altitudeDeviation, Plausibility.positionError)
         let hasDeviation = latitudeDeviation != nil || longitudeDeviation != nil || altitudeDeviation != nil
+        let baseline = Baseline(
+            east: try number(.baselineEast, Plausibility.baselineComponent),
+            north: try number(.baselineNorth, Plausibility.baselineComponent),
+            up: try number(.baselineUp, Plausibility.baselineComponent),
+            length: try number(.baselineLength, Plausibility.baselineLength),
+            course: try number(.baselineCourse, Plausibility.course).map { $0 == 360 ? 0 : $0 })
         self.init(
             coordinate: .init(latitude: try required(.latitude, Plausibility.latitude),
                               longitude: try required(.longitude, Plausibility.longitude)),
@@ -130,6 +139,7 @@ extension Location {
             longitudeAccuracy: try number(.longitudeAccuracy, Plausibility.positionError),
             deviation: hasDeviation ? Deviation(latitude: latitudeDeviation, longitude: longitudeDeviation,
                                                 altitude: altitudeDeviation) : nil,
+            baseline: baseline == Baseline() ? nil : baseline,
             speed: try number(.speed, Plausibility.speed),
             speedAccuracy: try number(.speedAccuracy, Plausibility.speedError),
             course: try number(.course, Plausibility.course).map { $0 == 360 ? 0 : $0 },

@@ -77,6 +77,9 @@ public struct Location: Sendable, Hashable, Codable {
     public var longitudeAccuracy: Double?
     /// The receiver's own 1-sigma position errors for this epoch (gpsd's GST report), if it sends them.
     public var deviation: Deviation?
+    /// Where the antenna is from its RTK base station; `nil` unless the receiver reports it (and gpsd does:
+    /// 3.23 and later, libgps API 13).
+    public var baseline: Baseline?
     /// Speed over ground in metres per second.
     public var speed: Double?
     /// Estimated speed error in metres per second (gpsd `eps`).
@@ -118,6 +121,28 @@ public struct Location: Sendable, Hashable, Codable {
         }
     }
 
+    /// The RTK baseline: the antenna's position relative to its RTK base station, as the receiver reports it
+    /// (gpsd's TPV `baseE`, `baseN`, `baseU`, `baseL`, `baseC`; u-blox's RELPOSNED, for one). Moving-base and
+    /// heading setups read their heading from ``course``.
+    public struct Baseline: Sendable, Hashable {
+        /// East of the base station, in metres.
+        public var east: Double?
+        /// North of the base station, in metres.
+        public var north: Double?
+        /// Up from the base station, in metres.
+        public var up: Double?
+        /// The baseline's length, in metres.
+        public var length: Double?
+        /// The baseline's direction from the base station, in degrees clockwise from true north.
+        public var course: Double?
+
+        /// `Location.Baseline(east: 3.2, north: -1.1, up: 0.05, length: 3.4, course: 109)`.
+        public init(east: Double? = nil, north: Double? = nil, up: Double? = nil, length: Double? = nil,
+                    course: Double? = nil) {
+            (self.east, self.north, self.up, self.length, self.course) = (east, north, up, length, course)
+        }
+    }
+
     /// When a fix reached this process. For a fix gpsd held (asked for with `?POLL;`), when gpsd had it, as far as
     /// gpsd's clock tells.
     public struct Arrival: Sendable, Hashable {
@@ -154,6 +179,7 @@ public struct Location: Sendable, Hashable, Codable {
         latitudeAccuracy: Double? = nil,
         longitudeAccuracy: Double? = nil,
         deviation: Deviation? = nil,
+        baseline: Baseline? = nil,
         speed: Double? = nil,
         speedAccuracy: Double? = nil,
         course: Double? = nil,
@@ -172,6 +198,7 @@ public struct Location: Sendable, Hashable, Codable {
         self.latitudeAccuracy = latitudeAccuracy
         self.longitudeAccuracy = longitudeAccuracy
         self.deviation = deviation
+        self.baseline = baseline
         self.speed = speed
         self.speedAccuracy = speedAccuracy
         self.course = course
@@ -191,6 +218,7 @@ extension Location {
             && lhs.ellipsoidalAltitude == rhs.ellipsoidalAltitude && lhs.horizontalAccuracy == rhs.horizontalAccuracy
             && lhs.verticalAccuracy == rhs.verticalAccuracy && lhs.latitudeAccuracy == rhs.latitudeAccuracy
             && lhs.longitudeAccuracy == rhs.longitudeAccuracy && lhs.deviation == rhs.deviation
+            && lhs.baseline == rhs.baseline
             && lhs.speed == rhs.speed
             && lhs.speedAccuracy == rhs.speedAccuracy && lhs.course == rhs.course
             && lhs.courseAccuracy == rhs.courseAccuracy && lhs.climb == rhs.climb && lhs.timestamp == rhs.timestamp

@@ -291,4 +291,42 @@ struct ReportDecoderTests {
         #expect(decode(#"{"class":"FUTURE","value":1}"#) == .other)
         #expect(decode(#"{"note":"\"class\" is not a member here","value":1}"#) == nil)
     }
+
+    // MARK: What differs between libgps releases
+
+    @Test func rtkBaselineIsReadWhereLibgpsHasItAndNilWhereItDoesNot() throws {
+        let withBaseline = tpv(#""mode":3,"lat":1.0,"lon":2.0,"baseS":3,"baseE":3.25,"baseN":-1.5,"baseU":0.125,"#
+            + #""baseL":3.58,"baseC":114.8"#)
+        let without = tpv(#""mode":3,"lat":1.0,"lon":2.0"#, second: 6)
+        let decoder = try ReportDecoder()
+        func location(_ line: String) -> Location? {
+            guard case .fix(let location)? = decoder.decode(Array(line.utf8)) else { return nil }
+            return location
+        }
+        let first = try #require(location(withBaseline))
+        if ReportDecoder.libgpsAPIVersion >= 13 {
+            #expect(first.baseline == Location.Baseline(east: 3.25, north: -1.5, up: 0.125, length: 3.58, course: 114.8))
+        } else {
+            #expect(first.baseline == nil, "libgps API \(ReportDecoder.libgpsAPIVersion) has no baselines")
+        }
+        // The next TPV without one has none: nothing is left over from the last.
+        #expect(try #require(location(without)).baseline == nil)
+        #expect(decoder.problems.isEmpty)
+    }
+
+    @Test func anRTKBaselineLongerThanTheEarthIsLeftOutAndTheFixKept() throws {
+        let decoder = try ReportDecoder()
+        let line = tpv(#""mode":3,"lat":1.0,"lon":2.0,"baseE":2.5e7,"baseN":1.0,"baseL":2.5e7"#)
+        guard case .fix(let location)? = decoder.decode(Array(line.utf8)) else {
+            Issue.record("the fix itself is plausible and must be kept")
+            return
+        }
+        if ReportDecoder.libgpsAPIVersion >= 13 {
+            #expect(location.baseline == Location.Baseline(north: 1.0))
+            #expect(decoder.problems.map(\.kind) == [.baseline, .baseline])
+        } else {
+            #expect(location.baseline == nil)
+            #expect(decoder.problems.isEmpty)
+        }
+    }
 }

@@ -12,6 +12,7 @@ struct LocationJSONTests {
         altitude: 490.3, ellipsoidalAltitude: 520.1,
         horizontalAccuracy: 6.1, verticalAccuracy: 9.5, latitudeAccuracy: 4.5, longitudeAccuracy: 3.25,
         deviation: .init(latitude: 0.8, longitude: 0.6, altitude: 1.9),
+        baseline: .init(east: 3.25, north: -1.5, up: 0.125, length: 3.58, course: 114.8),
         speed: 10, speedAccuracy: 0.5,
         course: 225, courseAccuracy: 4.25,
         climb: 0.1,
@@ -27,7 +28,8 @@ struct LocationJSONTests {
         #expect(text == #"{"timestamp":"2025-06-01T12:00:05.250Z","latitude":-33.5,"longitude":-70.25,"#
             + #""altitude":490.3,"ellipsoidalAltitude":520.1,"horizontalAccuracy":6.1,"verticalAccuracy":9.5,"#
             + #""latitudeAccuracy":4.5,"longitudeAccuracy":3.25,"latitudeDeviation":0.8,"longitudeDeviation":0.6,"#
-            + #""altitudeDeviation":1.9,"speed":10.0,"speedAccuracy":0.5,"course":225.0,"courseAccuracy":4.25,"#
+            + #""altitudeDeviation":1.9,"baselineEast":3.25,"baselineNorth":-1.5,"baselineUp":0.125,"#
+            + #""baselineLength":3.58,"baselineCourse":114.8,"speed":10.0,"speedAccuracy":0.5,"course":225.0,"courseAccuracy":4.25,"#
             + #""climb":0.1,"fix":"3D","status":"rtkFixed","device":"/dev/ttyUSB0"}"#)
     }
 
