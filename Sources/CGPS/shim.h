@@ -140,6 +140,11 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
     report->report_class = cgps_classify(json);
     data->set = 0;
     data->fix.mode = MODE_NOT_SEEN;
+    if (report->report_class == CGPS_CLASS_SKY) {
+        // From API 14 the satellites listed are counted from here (below): none may be left from the last SKY.
+        memset(data->skyview, 0, sizeof(data->skyview));
+        data->satellites_visible = data->satellites_used = 0;
+    }
     int result = gps_unpack(json, data);
     if (result < 0) return result;
     switch (report->report_class) {
@@ -174,6 +179,17 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
         break;
     }
     case CGPS_CLASS_SKY: {
+#if GPSD_API_MAJOR_VERSION >= 14
+        // libgps 3.25+ takes the counts from the SKY's nSat and uSat, which gpsd writes from 3.23 on; a SKY
+        // without them (from an older gpsd, or a recording of one) leaves them 0 and does not mark the
+        // satellites as set, though it fills the list: count the list then.
+        if (!(data->set & SATELLITE_SET)) {
+            for (int i = 0; i < MAXCHANNELS && data->skyview[i].PRN != 0; i++) {
+                data->satellites_visible++;
+                if (data->skyview[i].used) data->satellites_used++;
+            }
+        }
+#endif
         report->satellites_visible = data->satellites_visible;
         int used = 0;
         for (int i = 0; i < data->satellites_visible && i < MAXCHANNELS; i++) {

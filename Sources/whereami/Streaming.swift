@@ -25,9 +25,11 @@ extension WhereAmI {
         status.say("waiting for fixes" + (request.timeout.isUnlimited ? "" : " (first within \(request.timeout) s)"))
 
         // A live receiver cannot wait for a slow reader, so keep the newest fixes; a recording can, and a
-        // replay as fast as possible would otherwise outrun the writer and lose fixes.
+        // replay as fast as possible would otherwise outrun the writer and lose fixes. One record per epoch,
+        // its most complete: gpsd 3.25 and later send an epoch's fix once per sentence (RMC, then GGA with
+        // the altitude), and a track or a log wants each epoch once.
         let fixes = gps.updates(
-            desiredAccuracy: request.accuracy, distanceFilter: request.distance,
+            desiredAccuracy: request.accuracy, distanceFilter: request.distance, delivery: .oncePerEpoch,
             bufferingPolicy: connection.isReplay ? .unbounded : AsyncLocationManager.defaultBufferingPolicy)
         let (events, sink) = AsyncStream.makeStream(of: StreamEvent.self)
         let (count, interval, timeout) = (request.count, request.interval, request.timeout)
@@ -75,7 +77,9 @@ extension WhereAmI {
                     expired = true
                     group.cancelAll()   // the writer then stops and hands back its state
                 case .deadline: break
-                case .signal: group.cancelAll()
+                case .signal:
+                    // Ends the stream after the epoch it holds: the writer records it, then writes the footer.
+                    gps.stop()
                 case .written(let writer, let error):
                     (final, failure) = (writer, error)
                     break loop

@@ -30,6 +30,12 @@ struct PlausibilityTests {
     ])
     func aPositionThatCannotBeTrueDropsTheFix(members: String, kind: ReportProblem.Kind) {
         let (report, problems) = decode(tpv(members + #","altMSL":40.0"#))
+        if members.contains("1e400") && ReportDecoder.libgpsAPIVersion >= 14 {
+            // libgps 3.25+ refuses a number beyond a double itself: no position at all, so no fix either.
+            #expect(report == .noFix(device: "/dev/ttyUSB0", time: GPSDTime.date(from: "2025-06-01T12:00:05.000Z")))
+            #expect(problems.isEmpty)
+            return
+        }
         #expect(report == .other, "not a fix, not a lost fix")
         #expect(problems.first == kind)
         #expect(decoder.problems.first?.dropsFix == true)
