@@ -222,8 +222,9 @@ struct ActionBatch {
                 actions.append(action)
                 return
             }
-            // The slot gives its array up first, so that appending does not copy the batch each time.
-            actions[index] = .openSession(number: -1)
+            // The slot gives its array up first, so that appending does not copy the batch each time (an empty
+            // notice for the same consumer: nothing, were it ever carried out).
+            actions[index] = .notify(consumer, [])
             batch += notices
             actions[index] = .notify(consumer, batch)
         case .observe, .deliver, .fail, .tellStatus, .log:

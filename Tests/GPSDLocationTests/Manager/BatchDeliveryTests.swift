@@ -91,28 +91,51 @@ struct BatchDeliveryTests {
         batch.append(.deliver([.sample(second: 2)], generation: 0))
         batch.append(.notify(first, [notice(2), notice(3)]))
         batch.append(.notify(first, [notice(4)]))
-        let actions = batch.actions
-        #expect(actions.count == 4)
-        guard case .notify(let consumer, let notices) = actions[0] else {
-            Issue.record("expected the first consumer's batch first, got \(actions[0])")
-            return
+        // The first consumer's notices join its batch in the first slot; everything else keeps its place.
+        func describe(_ action: LocationManagerStateMachine.Action) -> String {
+            guard case .notify(let consumer, let notices) = action else { return Self.describe(action) }
+            let name = consumer === first ? "first" : consumer === second ? "second" : "other"
+            return "notify \(name) " + notices.map { String($0.number) }.joined(separator: ",")
         }
-        #expect(consumer === first)
-        #expect(notices.map(\.number) == [1, 2, 3, 4])
+        #expect(batch.actions.map(describe) == ["notify first 1,2,3,4", "observe", "notify second 1", "deliver"])
     }
 
-    @Test func noticesNeverMoveAcrossAClosingOrATimer() {
+    @Test func noticesNeverMoveAcrossAnOpeningAClosingARequestOrATimer() {
         let recorder = BatchRecorder()
-        let notice = SubscriptionNotice(id: SubscriptionID(rawValue: 1), number: 1, event: .ended(nil))
+        func notice(_ number: UInt64) -> SubscriptionNotice {
+            SubscriptionNotice(id: SubscriptionID(rawValue: 1), number: number, event: .location(.sample(second: 1)))
+        }
         for barrier: LocationManagerStateMachine.Action in [
-            .closeSession(number: 1, NoSession()), .openSession(number: 2),
+            .openSession(number: 2), .closeSession(number: 1, NoSession()), .requestHeldFix(NoSession()),
+            .scheduleRequestTimeout(request: 1, after: .seconds(1)), .scheduleReconnect(timer: 1, after: .seconds(1)),
             .scheduleWatchdog(timer: 1, after: .seconds(1)),
         ] {
             var batch = ActionBatch()
-            batch.append(.notify(recorder, [notice]))
+            batch.append(.notify(recorder, [notice(1)]))
             batch.append(barrier)
-            batch.append(.notify(recorder, [notice]))
-            #expect(batch.actions.count == 3, "\(barrier)")
+            batch.append(.notify(recorder, [notice(2)]))
+            batch.append(.notify(recorder, [notice(3)]))
+            let barrierName = Self.describe(barrier)
+            // After the barrier the consumer's notices start a batch of their own, and join it.
+            #expect(batch.actions.map(Self.describe) == ["notify 1", barrierName, "notify 2,3"], "\(barrier)")
+        }
+    }
+
+    /// An action's kind, and for a notification the numbers of its notices.
+    private static func describe(_ action: LocationManagerStateMachine.Action) -> String {
+        switch action {
+        case .notify(_, let notices): "notify " + notices.map { String($0.number) }.joined(separator: ",")
+        case .openSession: "open"
+        case .closeSession: "close"
+        case .requestHeldFix: "request held fix"
+        case .scheduleRequestTimeout: "request timeout"
+        case .scheduleReconnect: "reconnect timer"
+        case .scheduleWatchdog: "watchdog"
+        case .observe: "observe"
+        case .deliver: "deliver"
+        case .fail: "fail"
+        case .tellStatus: "status"
+        case .log: "log"
         }
     }
 }
