@@ -8,22 +8,36 @@ import Testing
 struct LiveAsyncTests {
     @Test("requestLocation(maximumAge:) takes the fix gpsd holds instead of waiting for the next epoch")
     func maximumAgeUsesPoll() async throws {
-        // One epoch every 1.5 s (three sentences, 0.5 s apart): waiting for the next would take up to 1.5 s.
-        try await GPSFake.run(logs: [Fixtures.url("moving.nmea")], cycle: 0.5, once: false, waitForClient: true) { fake in
-            let server = try GPSDServer(parsing: fake.server)
+        // Five epochs played once; gpsd then holds the last and says nothing more (it lingers, the receiver
+        // silent). No next epoch ever comes, so only the fix gpsd holds can answer the fresh request.
+        let start = Date(timeIntervalSince1970: 1_748_779_200)
+        let times = (0..<5).map { start.addingTimeInterval(Double($0)) }
+        let cycles = times.enumerated().map { second, time in
+            NMEA.epoch(time: time, latitude: 52.5, longitude: 13.4 + Double(second) * 0.0001)
+        }
+        try await withScratchDirectory { directory in
+            let log = try writeLog(cycles, named: "five.nmea", in: directory)
+            try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in
+                let server = try GPSDServer(parsing: fake.server)
 
-            // Another client sees a fix, so gpsd holds one.
-            let primer = AsyncLocationManager(server: server)
-            let held = try await primer.requestLocation(timeout: .seconds(30))
+                // Another client follows the log to its last epoch, so gpsd holds that one.
+                let primer = AsyncLocationManager(server: server)
+                var held: Location?
+                for try await fix in primer.updates(bufferingPolicy: .unbounded) where fix.timestamp == times.last {
+                    held = fix
+                    break
+                }
+                let last = try #require(held)
 
-            // A fresh manager, with nothing cached, asks gpsd.
-            let fresh = AsyncLocationManager(server: server)
-            #expect(fresh.manager.location == nil)
-            let fix = try await fresh.requestLocation(timeout: .seconds(10), maximumAge: .seconds(60))
-            #expect(fix.timestamp == held.timestamp, "the epoch gpsd held, not the next one")
-            #expect(fix.coordinate == held.coordinate)
-            // gpsd (run with -D 2 while gpsfake waits for a client) logs what clients send: the fresh one polled.
-            #expect(fake.standardError.contains("?POLL;"), "the request asked gpsd for its fix")
+                // A fresh manager, with nothing cached, asks gpsd.
+                let fresh = AsyncLocationManager(server: server)
+                #expect(fresh.manager.location == nil)
+                let fix = try await fresh.requestLocation(timeout: .seconds(30), maximumAge: .seconds(60))
+                #expect(fix.timestamp == last.timestamp, "the epoch gpsd held")
+                #expect(fix.coordinate == last.coordinate)
+                // gpsd (run with -D 2 while gpsfake waits for a client) logs what clients send: the fresh one polled.
+                #expect(fake.standardError.contains("?POLL;"), "the request asked gpsd for its fix")
+            }
         }
     }
 
@@ -47,8 +61,9 @@ struct LiveAsyncTests {
     @Test("updates() delivers the moving track in order, then stops the watch when the consumer leaves")
     func updatesDeliverTrack() async throws {
         let expected = try ExpectedFix.load("moving.expected.json")
+        // gpsd stays up after the log, so the last epoch arrives however late; the body ends at it.
         try await GPSFake.run(logs: [Fixtures.url("moving.nmea")], cycle: 0.01, once: true,
-                                     lingerAfterEnd: 1, waitForClient: true) { fake in
+                                     lingerAfterEnd: 60, waitForClient: true) { fake in
             let gps = AsyncLocationManager(server: try GPSDServer(parsing: fake.server))
             var received: [Location] = []
             // Unbounded: the test wants every fix even if it falls behind (the default keeps the newest 16).
@@ -64,7 +79,7 @@ struct LiveAsyncTests {
     func gpsdAbsent() async throws {
         let gps = AsyncLocationManager(server: GPSDServer(host: "127.0.0.1", port: closedPort()))
         let error = await #expect(throws: LocationError.self) {
-            try await gps.requestLocation(timeout: .seconds(5))
+            try await gps.requestLocation(timeout: .seconds(60))   // far beyond the failure: never timedOut
         }
         #expect(error?.code == .gpsdUnavailable)
     }

@@ -7,11 +7,12 @@ import Testing
 @Suite("LocationManager against a real gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
 struct LiveGPSDTests {
     /// Starts updates from a gpsfake playing `log` once from its first sentence; returns what the delegate
-    /// received up to the epoch `until` (or the error that ended the run).
+    /// received up to the epoch `until` (or the error that ended the run). gpsd stays up after the log (it is
+    /// stopped when the body returns), so however late the last epoch reaches the client, it does.
     private func run(
         _ log: String, until lastTime: Date?, cycle: Double = 0.01, configure: (LocationManager) -> Void = { _ in }
     ) async throws -> (locations: [Location], error: LocationError?, manager: LocationManager) {
-        return try await GPSFake.run(logs: [Fixtures.url(log)], cycle: cycle, once: true, lingerAfterEnd: 1,
+        return try await GPSFake.run(logs: [Fixtures.url(log)], cycle: cycle, once: true, lingerAfterEnd: 60,
                                      waitForClient: true) { fake in
             let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
             let delegate = StreamingDelegate()
