@@ -16,7 +16,6 @@ package final class CLIProcess: Sendable {
 
     private struct State {
         var stdout: [UInt8] = []
-        var newlineTimes: [ContinuousClock.Instant] = []
         var stderr: [UInt8] = []
         var killedAfterDeadline = false
         var waiters: [Int: (onStandardError: Bool, predicate: @Sendable (String) -> Bool,
@@ -182,8 +181,6 @@ package final class CLIProcess: Sendable {
     private static func append(_ bytes: [UInt8], into state: Locked<State>, isStandardOutput: Bool) {
         state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             if isStandardOutput {
-                let now = ContinuousClock.now
-                state.newlineTimes += bytes.lazy.filter { $0 == UInt8(ascii: "\n") }.map { _ in now }
                 state.stdout += bytes
             } else {
                 state.stderr += bytes
@@ -194,9 +191,6 @@ package final class CLIProcess: Sendable {
             return ready.values.map(\.continuation)
         }.forEach { $0.resume(returning: true) }
     }
-
-    /// When each line of standard output so far was read from the pipe (as it came).
-    package var lineArrivals: [ContinuousClock.Instant] { state.withLock { $0.newlineTimes } }
 
     /// Whether it has not ended yet (it is neither gone nor a zombie).
     package var isRunning: Bool {

@@ -77,7 +77,9 @@ extension WhereAmIProcessTests {
         @Test("a 2D fix has no altitude key in --format json; a 3D fix has one")
         func twoDimensionalJSON() async throws {
             let track = try ExpectedTrack("twod")
-            try await withGPSFake("twod.nmea", cycle: 0.02, once: true) { fake in
+            // Looping: the next loop's first epoch closes the log's last one (whereami writes an epoch once it is
+            // whole), so the count is reached without waiting for gpsd to go away.
+            try await withGPSFake("twod.nmea", cycle: 0.02, once: false) { fake in
                 let count = track.fixes.count
                 let result = try await whereami("--follow", "--count", "\(count)", "--format", "json", "-q", fake.server)
                 #expect(result.status == 0 && !result.endedBySignal, "\(result)")

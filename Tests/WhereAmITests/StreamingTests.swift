@@ -15,34 +15,31 @@ extension WhereAmIProcessTests {
 
         @Test("--follow --format json into a pipe: each line arrives while whereami still runs; SIGINT then exits 0")
         func linesArriveAsFixesCome() async throws {
-            let track = try ExpectedTrack("moving")
-            try await withGPSFake("moving.nmea", cycle: 0.1, once: false) { fake in
-                let process = try await startWhereAmI(["--follow", "--format", "json", "-q", fake.server])
+            // Five epochs played once; then gpsd stays up and silent. What reaches the pipe before the SIGINT was
+            // written through as it came: a buffered whereami would show nothing (the lines are far under a
+            // buffer), and nothing else (an exit, more fixes) could push it out. The fifth epoch is held until the
+            // signal (whereami writes an epoch once it is whole), so the first four are awaited.
+            let times = (0..<5).map(RestartTests.time)
+            try await withScratchDirectory("follow") { directory in
+                let log = try RestartTests.log(0..<5, in: directory)
+                try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in
+                    let process = try await startWhereAmI(["--follow", "--format", "json", "-q", fake.server])
 
-                let first = await process.waitForOutput(timeout: .seconds(20)) { $0.contains("\n") }
-                #expect(process.isRunning, "the first line was written through at once, not buffered until exit")
-                guard await requireLive(first, "a first line within 20 s", fake: fake, process: process) else { return }
-                let line = try #require(process.stdoutSoFar.split(separator: "\n").first.map(String.init))
-                expectRecord(try Formats.jsonRecord(line), isAnEpochOf: track)
+                    let four = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(times[3]) }
+                    #expect(process.isRunning, "written through while running, not buffered until exit")
+                    guard await requireLive(four, "the first four epochs' lines", fake: fake, process: process) else { return }
+                    let early = try process.stdoutSoFar.split(separator: "\n").map { try Formats.jsonRecord(String($0)).timestamp }
+                    #expect(early == Array(times.prefix(4)), "each epoch once, in order: \(early)")
 
-                let second = await process.waitForOutput(timeout: .seconds(10)) { Self.count("\n", in: $0) >= 2 }
-                #expect(process.isRunning)
-                guard await requireLive(second, "a second line", fake: fake, process: process) else { return }
-                let arrivals = process.lineArrivals
-                try #require(arrivals.count >= 2)
-                #expect(arrivals[0].duration(to: arrivals[1]) >= .milliseconds(50),
-                        "the lines came an epoch (0.3 s) apart, not in one burst: \(arrivals[0].duration(to: arrivals[1]))")
-
-                let interrupted = ContinuousClock.now
-                process.interrupt()
-                let result = await process.finish(deadline: .seconds(10))
-                #expect(result.status == 0 && !result.endedBySignal, "SIGINT ends a stream with status 0: \(result)")
-                #expect(interrupted.duration(to: result.ended) < .seconds(20), "ends (a bound only a hang breaks)")
-                let lines = result.stdoutLines
-                #expect(lines.count >= 2)
-                #expect(result.stdout.hasSuffix("\n"), "no half-written line")
-                for line in lines {
-                    expectRecord(try Formats.jsonRecord(line), isAnEpochOf: track)
+                    let interrupted = ContinuousClock.now
+                    process.interrupt()
+                    let result = await process.finish(deadline: .seconds(10))
+                    #expect(result.status == 0 && !result.endedBySignal, "SIGINT ends a stream with status 0: \(result)")
+                    #expect(interrupted.duration(to: result.ended) < .seconds(20), "ends (a bound only a hang breaks)")
+                    #expect(result.stdout.hasSuffix("\n"), "no half-written line")
+                    let all = try result.stdoutLines.map { try Formats.jsonRecord($0) }
+                    #expect(all.map(\.timestamp) == times, "the held fifth epoch is written at the signal: \(result.stdout)")
+                    #expect(all.allSatisfy { $0.latitude == 52.5 }, "\(result.stdout)")
                 }
             }
         }

@@ -3,18 +3,18 @@ import GPSDTestSupport
 import Testing
 
 /// Runs `body` with gpsfake playing the fixture `log` (see
-/// ``GPSFake/start(logs:cycle:once:lingerAfterEnd:waitForClient:)``; a `once` log ends gpsd a second after its last
-/// sentence), and stops gpsfake afterwards, however `body` ends. 
+/// ``GPSFake/start(logs:cycle:once:lingerAfterEnd:waitForClient:)``; a `once` log ends gpsd `lingerAfterEnd` seconds
+/// after its last sentence), and stops gpsfake afterwards, however `body` ends.
 ///
 /// The log is held back until the first client watches (`waitForClient`) unless told otherwise: on a busy
 /// machine, gpsfake started without that sometimes never gets its device into gpsd (gpsd answers `?DEVICES`
 /// with none, for as long as the test waits), and the client then sees no fix at all. With the gate, gpsfake
 /// adds its device only once gpsd has long been serving clients.
 func withGPSFake<T>(
-    _ log: String, cycle: Double = 0.05, once: Bool = false, waitForClient: Bool = true,
+    _ log: String, cycle: Double = 0.05, once: Bool = false, lingerAfterEnd: Int = 1, waitForClient: Bool = true,
     _ body: (GPSFake) async throws -> T
 ) async throws -> T {
-    try await GPSFake.run(logs: [Fixtures.url(log)], cycle: cycle, once: once, lingerAfterEnd: 1,
+    try await GPSFake.run(logs: [Fixtures.url(log)], cycle: cycle, once: once, lingerAfterEnd: lingerAfterEnd,
                           waitForClient: waitForClient, body)
 }
 
