@@ -31,6 +31,8 @@ extension SampleTests {
                     if !fixes { Issue.record("5 fixes published: \(process.stdoutSoFar)\n\(await fake.diagnosis())") }
                     return process
                 }   // gpsd stops here: its fixes go stale
+                // What was published while gpsd ran; a hiccup of the machine may have made some of it stale too.
+                let whileGPSDRan = process.stdoutSoFar.split(separator: "\n").count
                 let stale = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(#""state":"stale""#) }
                 #expect(stale, "stale messages once gpsd is gone: \(process.stdoutSoFar.suffix(600))")
                 process.terminate()
@@ -54,18 +56,18 @@ extension SampleTests {
                     #expect(message.position_covariance_type == 1
                             || (message.position_covariance_type == 0 && message.position_covariance.allSatisfy { $0 == 0 }))
                 }
-                // Faster than the receiver: more messages than fixes.
+                // Faster than the receiver: more messages than fixes (a busy machine may skip ticks, not add them).
                 let newCount = published.filter { $0.state == "new" }.count
-                #expect(newCount >= 5 && published.count >= 2 * newCount, "\(published.count) messages for \(newCount) fixes")
+                #expect(newCount >= 5 && published.count > newCount, "\(published.count) messages for \(newCount) fixes")
                 // Stale: no position, ROS's STATUS_NO_FIX, the age of the fix it no longer publishes.
                 let staleMessages = messages.filter { $0.state == "stale" }
                 #expect(!staleMessages.isEmpty)
                 for message in staleMessages {
                     #expect(message.status == -1 && message.latitude == nil && message.position_covariance_type == 0)
-                    #expect((message.age ?? 0) > 1.5)
+                    #expect((message.age ?? 0) >= 1.5, "printed to the millisecond: \(message.age as Any)")
                 }
-                // Once stale, it stays so while gpsd is away: nothing fresh after the first stale message.
-                let firstStale = try #require(messages.firstIndex { $0.state == "stale" })
+                // Once stale after gpsd went away, it stays so: nothing fresh after that first stale message.
+                let firstStale = try #require(messages.indices.first { $0 >= whileGPSDRan && messages[$0].state == "stale" })
                 #expect(messages[firstStale...].allSatisfy { $0.state == "stale" })
             }
         }
