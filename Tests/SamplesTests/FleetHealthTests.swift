@@ -94,9 +94,9 @@ extension SampleTests {
 
                 health.terminate()
                 exporter.terminate()
-                let result = await health.finish(deadline: .seconds(10))
+                let result = await health.finish(deadline: .seconds(30))
                 #expect(!result.killedAfterDeadline, "\(result)")
-                _ = await exporter.finish(deadline: .seconds(10))
+                _ = await exporter.finish(deadline: .seconds(30))
             }
         }
     }

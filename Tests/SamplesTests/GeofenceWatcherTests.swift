@@ -23,7 +23,7 @@ extension SampleTests {
                     let left = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(#""state":"outside","previous":"inside""#) }
                     if !left { Issue.record("no exit printed: \(process.stdoutSoFar)\n\(await fake.diagnosis())") }
                     process.terminate()
-                    let result = await process.finish(deadline: .seconds(10))
+                    let result = await process.finish(deadline: .seconds(30))
                     let events = try result.stdoutLines.map { try JSONDecoder().decode(Event.self, from: Data($0.utf8)) }
 
                     let square = events.filter { $0.region == "square" }, far = events.filter { $0.region == "far" }

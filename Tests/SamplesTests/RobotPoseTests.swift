@@ -36,7 +36,7 @@ extension SampleTests {
                 let stale = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(#""state":"stale""#) }
                 #expect(stale, "stale messages once gpsd is gone: \(process.stdoutSoFar.suffix(600))")
                 process.terminate()
-                let result = await process.finish(deadline: .seconds(10))
+                let result = await process.finish(deadline: .seconds(30))
                 let messages = try result.stdoutLines.map { try JSONDecoder().decode(Message.self, from: Data($0.utf8)) }
                 try #require(!messages.isEmpty)
 

@@ -127,7 +127,7 @@ extension WhereAmIProcessTests {
                 }
                 #expect(process.isRunning, "it keeps going while gpsd is away")
                 process.terminate()
-                let result = await process.finish(deadline: .seconds(10))
+                let result = await process.finish(deadline: .seconds(30))
                 #expect(result.status == 0 && !result.endedBySignal, "\(result)")
                 let records = try Formats.gpxRecords(result.stdout)
                 expectWholeTrack(records, equals: track, carries: [.altitude, .fix])

@@ -41,7 +41,7 @@ extension WhereAmIProcessTests {
                 }
             }
             process.terminate()
-            let result = await process.finish(deadline: .seconds(10))
+            let result = await process.finish(deadline: .seconds(30))
             #expect(result.status == 0 && !result.endedBySignal, "\(result)")
 
             let times = try result.stdout.split(separator: "\n").map { try Formats.jsonRecord(String($0)).timestamp ?? "" }

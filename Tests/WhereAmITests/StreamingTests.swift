@@ -33,7 +33,7 @@ extension WhereAmIProcessTests {
 
                     let interrupted = ContinuousClock.now
                     process.interrupt()
-                    let result = await process.finish(deadline: .seconds(10))
+                    let result = await process.finish(deadline: .seconds(30))
                     #expect(result.status == 0 && !result.endedBySignal, "SIGINT ends a stream with status 0: \(result)")
                     #expect(interrupted.duration(to: result.ended) < .seconds(20), "ends (a bound only a hang breaks)")
                     #expect(result.stdout.hasSuffix("\n"), "no half-written line")
@@ -57,7 +57,7 @@ extension WhereAmIProcessTests {
 
                 let terminated = ContinuousClock.now
                 process.terminate()
-                let result = await process.finish(deadline: .seconds(10))
+                let result = await process.finish(deadline: .seconds(30))
                 #expect(result.status == 0 && !result.endedBySignal, "SIGTERM ends a stream with status 0: \(result)")
                 #expect(terminated.duration(to: result.ended) < .seconds(20), "ends (a bound only a hang breaks)")
                 #expect(result.stdout.hasSuffix("</gpx>\n"), "closed: \(result.stdout.suffix(100))")
@@ -80,7 +80,7 @@ extension WhereAmIProcessTests {
                 guard await requireLive(two, "two features", fake: fake, process: process) else { return }
 
                 process.interrupt()
-                let result = await process.finish(deadline: .seconds(10))
+                let result = await process.finish(deadline: .seconds(30))
                 #expect(result.status == 0 && !result.endedBySignal, "SIGINT ends a stream with status 0: \(result)")
                 let records = try Formats.geoJSONRecords(result.stdout)
                 #expect(records.count >= 2)
@@ -95,10 +95,10 @@ extension WhereAmIProcessTests {
             try await withGPSFake("nofix.nmea", once: false) { fake in
                 let process = try await startWhereAmI(["--follow", "--format", "gpx", fake.server])
                 // The header is written once the stream (and its signal handling) is set up.
-                let header = await process.waitForOutput(timeout: .seconds(10)) { $0.contains("<trkseg>") }
+                let header = await process.waitForOutput(timeout: .seconds(30)) { $0.contains("<trkseg>") }
                 guard await requireLive(header, "the GPX header", fake: fake, process: process) else { return }
                 process.terminate()
-                let result = await process.finish(deadline: .seconds(10))
+                let result = await process.finish(deadline: .seconds(30))
                 #expect(result.status == 0 && !result.endedBySignal, "\(result)")
                 #expect(try Formats.gpxRecords(result.stdout).isEmpty)
             }

@@ -35,7 +35,7 @@ extension WhereAmIProcessTests {
 
         @Test("exit 64 with a message on stderr naming the problem, and the usage line", arguments: cases)
         func badUsage(_ usage: Case) async throws {
-            let result = try await whereami(usage.arguments, deadline: .seconds(10))
+            let result = try await whereami(usage.arguments, deadline: .seconds(30))
             #expect(result.status == 64 && !result.endedBySignal, "\(result)")
             #expect(result.stdout.isEmpty, "nothing on stdout: \(result.stdout)")
             #expect(result.stderr.hasPrefix("Error: "), "\(result.stderr)")
