@@ -8,16 +8,17 @@ import Testing
 struct LiveAsyncTests {
     @Test("requestLocation(maximumAge:) takes the fix gpsd holds instead of waiting for the next epoch")
     func maximumAgeUsesPoll() async throws {
-        // Five epochs played once; gpsd then holds the last and says nothing more (it lingers, the receiver
-        // silent). No next epoch ever comes, so only the fix gpsd holds can answer the fresh request.
+        // Five epochs played once, then a minute of text sentences that report nothing: gpsd holds the last fix
+        // and says nothing more. (At a log's end gpsfake takes the device away, and gpsd's fix with it.)
+        // No next epoch ever comes, so only the fix gpsd holds can answer the fresh request.
         let start = Date(timeIntervalSince1970: 1_748_779_200)
         let times = (0..<5).map { start.addingTimeInterval(Double($0)) }
         let cycles = times.enumerated().map { second, time in
             NMEA.epoch(time: time, latitude: 52.5, longitude: 13.4 + Double(second) * 0.0001)
-        }
+        } + Array(repeating: NMEA.sentence("GPTXT,01,01,02,hold"), count: 1200)   // 60 s at 0.05 s a sentence
         try await withScratchDirectory { directory in
             let log = try writeLog(cycles, named: "five.nmea", in: directory)
-            try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in
+            try await GPSFake.run(logs: [log], cycle: 0.05, once: true, waitForClient: true) { fake in
                 let server = try GPSDServer(parsing: fake.server)
 
                 // Another client follows the log to its last epoch, so gpsd holds that one.
@@ -79,7 +80,7 @@ struct LiveAsyncTests {
     func gpsdAbsent() async throws {
         let gps = AsyncLocationManager(server: GPSDServer(host: "127.0.0.1", port: closedPort()))
         let error = await #expect(throws: LocationError.self) {
-            try await gps.requestLocation(timeout: .seconds(60))   // far beyond the failure: never timedOut
+            try await gps.requestLocation(timeout: .seconds(30))   // far beyond the failure: never timedOut
         }
         #expect(error?.code == .gpsdUnavailable)
     }
