@@ -39,6 +39,13 @@ package final class CLIProcess: Sendable {
         self.run = run
     }
 
+    /// A process its test let go of without finishing it (the test threw, say) is killed with its group, so
+    /// nothing outlives the run; one already finished is left as it was.
+    deinit {
+        commands.yield(.finish(deadline: .zero))
+        commands.finish()
+    }
+
     /// Launches `executable` (by default `whereami`) with `arguments`, standard input from `/dev/null`.
     ///
     /// With `slowReader`, its standard output is a pipe of one page (4 KiB, not 64) that is not read for that
