@@ -47,6 +47,18 @@ extension StreamingDelegate {
         return (statuses, locations, nil)
     }
 
+    /// The next fix delivered, or nil if an error or the end of the stream comes first.
+    func nextLocation() async -> Location? {
+        for await event in events {
+            switch event {
+            case .location(let location): return location
+            case .failure: return nil
+            case .status: continue
+            }
+        }
+        return nil
+    }
+
     /// Collects fixes until one has `lastTime`, or an error ends the run (which is returned with them).
     func collect(until lastTime: Date?) async -> (locations: [Location], error: LocationError?) {
         var locations: [Location] = []

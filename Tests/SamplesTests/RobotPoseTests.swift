@@ -33,7 +33,9 @@ extension SampleTests {
                 }   // gpsd stops here: its fixes go stale
                 // What was published while gpsd ran; a hiccup of the machine may have made some of it stale too.
                 let whileGPSDRan = process.stdoutSoFar.split(separator: "\n").count
-                let stale = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(#""state":"stale""#) }
+                let stale = await process.waitForOutput(timeout: .seconds(30)) {
+                    $0.split(separator: "\n").dropFirst(whileGPSDRan).contains { $0.contains(#""state":"stale""#) }
+                }
                 #expect(stale, "stale messages once gpsd is gone: \(process.stdoutSoFar.suffix(600))")
                 process.terminate()
                 let result = await process.finish(deadline: .seconds(30))

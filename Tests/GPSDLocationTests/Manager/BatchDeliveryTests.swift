@@ -31,7 +31,7 @@ struct BatchDeliveryTests {
         let updates = rig.gps.updates()
         let request = rig.request()
         await rig.source.waitForOpening()
-        while rig.gps.manager.subscriptionCount < 2 { await Task.yield() }
+        while rig.gps.manager.subscriptionCount < 2, !Task.isCancelled { await Task.yield() }
         let fixes = (1...3).map { Location.sample(second: $0) }
         rig.source.send(fixes.map { .report(.fix($0)) })
         #expect(await request.value == .fix(fixes[0]))

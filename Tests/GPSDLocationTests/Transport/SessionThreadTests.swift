@@ -99,7 +99,7 @@ struct SessionThreadTests {
                 return tracking.allFinished
             }
         }
-        while !tracking.allClosing { await Task.yield() }   // the stop has begun
+        while !tracking.allClosing, !Task.isCancelled { await Task.yield() }   // the stop has begun (or the time limit came)
         release.signal()
         return await stopping.value
     }
@@ -192,7 +192,7 @@ struct SessionThreadTests {
             manager.reconnectPolicy = ReconnectPolicy(initialDelay: .seconds(60), jitter: 0)   // stopped before the next
             manager.startUpdatingLocation()
             await waitForFirstEvent(tracking)   // connection refused
-            while true {
+            while !Task.isCancelled {   // (the suite's time limit ends a wait that never ends)
                 if case .reconnecting = manager.status { break }
                 await Task.yield()
             }
@@ -249,7 +249,7 @@ struct SessionThreadTests {
         let gps = AsyncLocationManager(
             manager: LocationManager(source: GPSDSessionSource(server: .default, resources: .refusingPipes(EMFILE))))
         // A timeout far beyond the failure, so a slow machine cannot turn it into timedOut.
-        let error = await #expect(throws: LocationError.self) { try await gps.requestLocation(timeout: .seconds(60)) }
+        let error = await #expect(throws: LocationError.self) { try await gps.requestLocation(timeout: .seconds(30)) }
         #expect(error?.code == .resourceUnavailable)
         #expect(error?.errorNumber == EMFILE)
     }
