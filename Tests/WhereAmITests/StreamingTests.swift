@@ -13,6 +13,25 @@ extension WhereAmIProcessTests {
             output.components(separatedBy: text).count - 1
         }
 
+        private enum Signal: String { case SIGINT, SIGTERM }
+
+        /// Sends `signal` and waits for the end: it ends a stream, soon, with status 0.
+        private static func end(
+            _ process: CLIProcess, by signal: Signal, sourceLocation: SourceLocation = #_sourceLocation
+        ) async -> CLIResult {
+            let sent = ContinuousClock.now
+            switch signal {
+            case .SIGINT: process.interrupt()
+            case .SIGTERM: process.terminate()
+            }
+            let result = await process.finish(deadline: .seconds(30))
+            #expect(result.status == 0 && !result.endedBySignal, "\(signal) ends a stream with status 0: \(result)",
+                    sourceLocation: sourceLocation)
+            #expect(sent.duration(to: result.ended) < .seconds(20), "ends (a bound only a hang breaks)",
+                    sourceLocation: sourceLocation)
+            return result
+        }
+
         @Test("--follow --format json into a pipe: each line arrives while whereami still runs; SIGINT then exits 0")
         func linesArriveAsFixesCome() async throws {
             // Five epochs played once; then gpsd stays up and silent. What reaches the pipe before the SIGINT was
@@ -31,11 +50,7 @@ extension WhereAmIProcessTests {
                     let early = try process.stdoutSoFar.split(separator: "\n").map { try Formats.jsonRecord(String($0)).timestamp }
                     #expect(early == Array(times.prefix(4)), "each epoch once, in order: \(early)")
 
-                    let interrupted = ContinuousClock.now
-                    process.interrupt()
-                    let result = await process.finish(deadline: .seconds(30))
-                    #expect(result.status == 0 && !result.endedBySignal, "SIGINT ends a stream with status 0: \(result)")
-                    #expect(interrupted.duration(to: result.ended) < .seconds(20), "ends (a bound only a hang breaks)")
+                    let result = await Self.end(process, by: .SIGINT)
                     #expect(result.stdout.hasSuffix("\n"), "no half-written line")
                     let all = try result.stdoutLines.map { try Formats.jsonRecord($0) }
                     #expect(all.map(\.timestamp) == times, "the held fifth epoch is written at the signal: \(result.stdout)")
@@ -55,11 +70,7 @@ extension WhereAmIProcessTests {
                 guard await requireLive(two, "two trkpts", fake: fake, process: process) else { return }
                 #expect(!process.stdoutSoFar.contains("</gpx>"), "the document is still open while streaming")
 
-                let terminated = ContinuousClock.now
-                process.terminate()
-                let result = await process.finish(deadline: .seconds(30))
-                #expect(result.status == 0 && !result.endedBySignal, "SIGTERM ends a stream with status 0: \(result)")
-                #expect(terminated.duration(to: result.ended) < .seconds(20), "ends (a bound only a hang breaks)")
+                let result = await Self.end(process, by: .SIGTERM)
                 #expect(result.stdout.hasSuffix("</gpx>\n"), "closed: \(result.stdout.suffix(100))")
                 let records = try Formats.gpxRecords(result.stdout)
                 #expect(records.count >= 2)
@@ -79,9 +90,7 @@ extension WhereAmIProcessTests {
                 #expect(process.isRunning)
                 guard await requireLive(two, "two features", fake: fake, process: process) else { return }
 
-                process.interrupt()
-                let result = await process.finish(deadline: .seconds(30))
-                #expect(result.status == 0 && !result.endedBySignal, "SIGINT ends a stream with status 0: \(result)")
+                let result = await Self.end(process, by: .SIGINT)
                 let records = try Formats.geoJSONRecords(result.stdout)
                 #expect(records.count >= 2)
                 for record in records {
@@ -97,9 +106,7 @@ extension WhereAmIProcessTests {
                 // The header is written once the stream (and its signal handling) is set up.
                 let header = await process.waitForOutput(timeout: .seconds(30)) { $0.contains("<trkseg>") }
                 guard await requireLive(header, "the GPX header", fake: fake, process: process) else { return }
-                process.terminate()
-                let result = await process.finish(deadline: .seconds(30))
-                #expect(result.status == 0 && !result.endedBySignal, "\(result)")
+                let result = await Self.end(process, by: .SIGTERM)
                 #expect(try Formats.gpxRecords(result.stdout).isEmpty)
             }
         }
