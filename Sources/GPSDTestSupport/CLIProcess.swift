@@ -39,8 +39,8 @@ package final class CLIProcess: Sendable {
         self.run = run
     }
 
-    /// A process its test let go of without finishing it (the test threw, say) is killed with its group, so
-    /// nothing outlives the run; one already finished is left as it was.
+    /// A process its test let go of without finishing it (the test threw, say) is killed with its group, soon
+    /// after (by the task that watches it, while the test process runs); one already finished is left as it was.
     deinit {
         commands.yield(.finish(deadline: .zero))
         commands.finish()
@@ -51,6 +51,8 @@ package final class CLIProcess: Sendable {
     /// With `slowReader`, its standard output is a pipe of one page (4 KiB, not 64) that is not read for that
     /// long: a reader downstream that is busy, so the program's writes block once the page is full. That pipe
     /// is made here: swift-subprocess makes its own pipes, of the system's size.
+    ///
+    /// Keep the value until `finish(deadline:)`: once the last reference goes, the process is killed.
     package static func start(_ arguments: [String], executable: URL = BuiltProduct.url("whereami"), slowReader: Duration? = nil)
         async throws -> CLIProcess
     {

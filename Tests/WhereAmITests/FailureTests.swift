@@ -58,11 +58,14 @@ extension WhereAmIProcessTests {
                 #expect(!reconnecting.isEmpty && reconnecting.allSatisfy { $0.lowercased().contains("connection refused") },
                         "a line for each retry, with its reason: \(result.stderr)")
                 // Status lines and the last one, which a late timeout may end mid-connect: "(connecting (attempt 3))".
+                var attempts = 0
                 for (index, line) in lines.enumerated() where !line.contains("reconnecting") {
                     guard let attempt = line.firstMatch(of: /connecting \(attempt (\d+)\)/)?.1 else { continue }
+                    attempts += 1
                     #expect(lines[..<index].contains { $0.contains("reconnecting in") && $0.contains("(attempt \(attempt)):") },
                             "\(line) was announced: \(result.stderr)")
                 }
+                #expect(attempts >= 1, "2 s of 0.25-s backoffs hold a second attempt: \(result.stderr)")
                 #expect(try Formats.gpxRecords(result.stdout).isEmpty, "an empty but complete GPX document")
             }
         }

@@ -32,6 +32,7 @@ struct BatchDeliveryTests {
         let request = rig.request()
         await rig.source.waitForOpening()
         while rig.gps.manager.subscriptionCount < 2, !Task.isCancelled { await Task.yield() }
+        try Task.checkCancellation()
         let fixes = (1...3).map { Location.sample(second: $0) }
         rig.source.send(fixes.map { .report(.fix($0)) })
         #expect(await request.value == .fix(fixes[0]))

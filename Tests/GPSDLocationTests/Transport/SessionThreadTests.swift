@@ -197,6 +197,7 @@ struct SessionThreadTests {
                 await Task.yield()
             }
             manager.stopUpdatingLocation()
+            try Task.checkCancellation()
             #expect(tracking.allFinished, "round \(round): the failed session's thread outlived stopUpdatingLocation()")
         }
     }
