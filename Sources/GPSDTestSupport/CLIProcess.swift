@@ -202,8 +202,11 @@ package final class CLIProcess: Sendable {
     }
 
     /// Whether it has not ended yet (it is neither gone nor a zombie).
-    package var isRunning: Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
+    package var isRunning: Bool { Self.isRunning(processIdentifier) }
+
+    /// Whether process `pid` has not ended yet: it is neither gone nor a zombie (which still answers kill(0)).
+    package static func isRunning(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return false }
         return !["Z", "X"].contains(stat[stat.index(after: close)...].split(separator: " ").first)
     }

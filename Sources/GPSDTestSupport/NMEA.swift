@@ -47,3 +47,23 @@ package enum NMEA {
         return (String(format: "%0\(width)d%09.6f", degrees, minutes), value < 0 ? negative : positive)
     }
 }
+
+extension NMEA {
+    /// The tests' made-up drive: one receiver at 52.5° N moving east 0.0001° a second, an epoch a second from
+    /// 2025-06-01T12:00:00Z. Logs cut from it (a segment, a restart's second half) join into one track.
+    package enum Track {
+        package static let start = Date(timeIntervalSince1970: 1_748_779_200)
+
+        /// The time of the epoch at `second`.
+        package static func time(_ second: Int) -> Date { start.addingTimeInterval(Double(second)) }
+
+        /// The longitude of the epoch at `second` (as NMEA writes it: compare within 1e-6°).
+        package static func longitude(_ second: Int) -> Double { 13.4 + Double(second) * 0.0001 }
+
+        /// The epoch at `second`: a 3D fix, or with `noFix` a cycle of the receiver without one.
+        package static func epoch(_ second: Int, noFix: Bool = false, ggaFirst: Bool = false) -> String {
+            noFix ? noFixEpoch(time: time(second))
+                : NMEA.epoch(time: time(second), latitude: 52.5, longitude: longitude(second), ggaFirst: ggaFirst)
+        }
+    }
+}

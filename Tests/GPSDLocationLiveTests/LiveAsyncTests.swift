@@ -11,11 +11,8 @@ struct LiveAsyncTests {
         // Five epochs played once, then a minute of text sentences that report nothing: gpsd holds the last fix
         // and says nothing more. (At a log's end gpsfake takes the device away, and gpsd's fix with it.)
         // No next epoch ever comes, so only the fix gpsd holds can answer the fresh request.
-        let start = Date(timeIntervalSince1970: 1_748_779_200)
-        let times = (0..<5).map { start.addingTimeInterval(Double($0)) }
-        let cycles = times.enumerated().map { second, time in
-            NMEA.epoch(time: time, latitude: 52.5, longitude: 13.4 + Double(second) * 0.0001)
-        } + Array(repeating: NMEA.sentence("GPTXT,01,01,02,hold"), count: 1200)   // 60 s at 0.05 s a sentence
+        let times = (0..<5).map(NMEA.Track.time)
+        let cycles = (0..<5).map { NMEA.Track.epoch($0) } + Array(repeating: NMEA.sentence("GPTXT,01,01,02,hold"), count: 1200)   // 60 s at 0.05 s a sentence
         try await withScratchDirectory { directory in
             let log = try writeLog(cycles, named: "five.nmea", in: directory)
             try await GPSFake.run(logs: [log], cycle: 0.05, once: true, waitForClient: true) { fake in

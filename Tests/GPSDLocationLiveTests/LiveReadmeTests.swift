@@ -12,11 +12,7 @@ struct LiveReadmeTests {
     static func run(
         printing count: Int, _ example: @escaping @Sendable (GPSDServer, _ print: @escaping @Sendable (Any...) -> Void) async throws -> Void
     ) async throws -> [String] {
-        let start = Date(timeIntervalSince1970: 1_748_779_200)
-        let cycles = (0..<600).map { second in
-            NMEA.epoch(time: start.addingTimeInterval(Double(second)), latitude: 52.5,
-                       longitude: 13.4 + Double(second) * 0.0001, ggaFirst: true)
-        }
+        let cycles = (0..<600).map { NMEA.Track.epoch($0, ggaFirst: true) }
         let (lines, line) = AsyncStream.makeStream(of: String.self)
         return try await withScratchDirectory { directory in
             let log = try writeLog(cycles, named: "gga-first.nmea", in: directory)

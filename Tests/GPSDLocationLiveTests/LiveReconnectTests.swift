@@ -7,17 +7,10 @@ import Testing
 @Suite("Reconnecting to a real gpsd", .enabled(if: GPSFake.isAvailable), .serialized, .timeLimit(.minutes(3)))
 struct LiveReconnectTests {
     static let epochsPerSegment = 20
-    static let start = Date(timeIntervalSince1970: 1_748_779_200)   // 2025-06-01T12:00:00Z
-
-    /// The time of epoch `index` of the continuous track (one a second).
-    static func time(_ index: Int) -> Date { start.addingTimeInterval(Double(index)) }
-
     /// Segment `segment` of one continuous track moving east: its epochs, one log.
     static func segment(_ segment: Int, in directory: URL) throws -> URL {
         let first = segment * epochsPerSegment
-        let cycles = (first..<(first + epochsPerSegment)).map { index in
-            NMEA.epoch(time: time(index), latitude: 52.5, longitude: 13.4 + Double(index) * 0.0001)
-        }
+        let cycles = (first..<(first + epochsPerSegment)).map { NMEA.Track.epoch($0) }
         return try writeLog(cycles, named: "segment\(segment).nmea", in: directory)
     }
 
@@ -59,7 +52,7 @@ struct LiveReconnectTests {
             #expect(earlier.timestamp! < later.timestamp! || earlier.timestamp == later.timestamp && later.addsValue(to: earlier),
                     "\(earlier) then \(later)")
         }
-        #expect(firstAfterRestart == (0...10).map { Self.time($0 * Self.epochsPerSegment) },
+        #expect(firstAfterRestart == (0...10).map { NMEA.Track.time($0 * Self.epochsPerSegment) },
                 "each gpsd's first epoch arrived: nothing it sent after the restart was lost")
         let seen = statuses.withLock { $0 }
         let delays = seen.compactMap { status -> Duration? in

@@ -8,12 +8,7 @@ import Testing
 struct LiveStatusTests {
     @Test("fixes, a stretch without, fixes again, the log's end: fix, fix lost once, fix, receiver gone, reconnecting")
     func aLogToItsEnd() async throws {
-        let start = Date(timeIntervalSince1970: 1_748_779_200)
-        let cycles = (0..<15).map { second -> String in
-            let time = start.addingTimeInterval(Double(second))
-            return (5..<10).contains(second) ? NMEA.noFixEpoch(time: time)
-                : NMEA.epoch(time: time, latitude: 52.5, longitude: 13.4 + Double(second) * 0.0001)
-        }
+        let cycles = (0..<15).map { NMEA.Track.epoch($0, noFix: (5..<10).contains($0)) }
         try await withScratchDirectory { directory in
             let log = try writeLog(cycles, named: "fix-nofix-fix.nmea", in: directory)
             try await GPSFake.run(logs: [log], cycle: 0.02, once: true, lingerAfterEnd: 1, waitForClient: true) { fake in
@@ -46,11 +41,7 @@ struct LiveStatusTests {
 struct LiveStaleTests {
     @Test("gpsd stopped mid-stream: stale once, no error, the last fix ages; resumed: fixes again, without reconnecting")
     func suspendedGPSD() async throws {
-        let start = Date(timeIntervalSince1970: 1_748_779_200)
-        let cycles = (0..<600).map { second in
-            NMEA.epoch(time: start.addingTimeInterval(Double(second)), latitude: 52.5,
-                       longitude: 13.4 + Double(second) * 0.0001)
-        }
+        let cycles = (0..<600).map { NMEA.Track.epoch($0) }
         try await withScratchDirectory { directory in
             let log = try writeLog(cycles, named: "long.nmea", in: directory)
             try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in

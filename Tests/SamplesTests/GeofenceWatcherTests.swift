@@ -46,7 +46,7 @@ extension SampleTests {
                     // And as soon as it held: the entry is the first fix deciding inside, the exit the first after it
                     // deciding outside (the track's epochs are 1 s apart; its accuracy is the same for every fix).
                     let seconds = square.dropFirst().compactMap { $0.location?.timestamp }
-                        .map { Int($0.timeIntervalSince(Sample.start).rounded()) }
+                        .map { Int($0.timeIntervalSince(NMEA.Track.start).rounded()) }
                     let accuracy = square.last?.location?.horizontalAccuracy ?? 0
                     func distance(_ second: Int) -> Double {
                         Location.Coordinate(latitude: 52.5, longitude: Sample.longitude(second)).distance(from: centre)

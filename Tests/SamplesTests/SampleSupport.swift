@@ -9,27 +9,17 @@ import Testing
 struct SampleTests {}
 
 enum Sample {
-    static let start = Date(timeIntervalSince1970: 1_748_779_200)   // 2025-06-01T12:00:00Z
+    static func time(_ second: Int) -> String { GPSDTime.string(from: NMEA.Track.time(second)) }
 
-    static func time(_ second: Int) -> String { GPSDTime.string(from: start.addingTimeInterval(Double(second))) }
-
-    /// One receiver moving east at 52.5°N, one epoch a second for each second in `fixes`, and a no-fix epoch for
-    /// each second in `noFix`, as an NMEA log in `directory`.
+    /// The tests' track (``NMEA/Track``): an epoch for each second in `fixes`, and a no-fix epoch for each second
+    /// in `noFix`, as an NMEA log in `directory`.
     static func log(_ name: String, fixes: [Int], noFix: [Int] = [], in directory: URL) throws -> URL {
-        let seconds = (fixes + noFix).sorted()
-        let text = seconds.map { second in
-            let time = start.addingTimeInterval(Double(second))
-            return noFix.contains(second) ? NMEA.noFixEpoch(time: time)
-                : NMEA.epoch(time: time, latitude: 52.5, longitude: longitude(second))
-        }.joined()
-        let url = directory.appendingPathComponent("\(name).nmea")
-        try Data(text.utf8).write(to: url)
-        return url
+        let cycles = (fixes + noFix).sorted().map { NMEA.Track.epoch($0, noFix: noFix.contains($0)) }
+        return try writeLog(cycles, named: "\(name).nmea", in: directory)
     }
 
-    /// The longitude of the epoch at `second` in ``log(_:fixes:noFix:in:)``'s logs (as NMEA writes it: the test
-    /// compares within 1e-6°).
-    static func longitude(_ second: Int) -> Double { 13.4 + Double(second) * 0.0001 }
+    /// The longitude of the epoch at `second` in ``log(_:fixes:noFix:in:)``'s logs.
+    static func longitude(_ second: Int) -> Double { NMEA.Track.longitude(second) }
 
     /// The whereami recording, in the source tree.
     static let recording = Fixtures.directory.deletingLastPathComponent().deletingLastPathComponent()

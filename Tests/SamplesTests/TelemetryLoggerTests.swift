@@ -53,7 +53,7 @@ extension SampleTests {
                 }
                 let lines = try Self.parse(Sample.lines(in: logs))
                 let times = lines.compactMap { line -> Date? in if case .fix(let fix) = line { fix.timestamp } else { nil } }
-                let seconds = times.map { Int($0.timeIntervalSince(Sample.start).rounded()) }
+                let seconds = times.map { Int($0.timeIntervalSince(NMEA.Track.start).rounded()) }
                 // One line per epoch, in order; from each gpsd, every epoch from its first logged to its last.
                 #expect(seconds == seconds.sorted() && Set(seconds).count == seconds.count, "\(seconds)")
                 let first = seconds.filter { $0 < 100 }, second = seconds.filter { $0 >= 100 }
@@ -61,7 +61,7 @@ extension SampleTests {
                 #expect(first == Array((first.first ?? 0)...(first.last ?? -1)), "no epoch missed: \(first)")
                 #expect(second == Array((second.first ?? 0)...(second.last ?? -1)), "no epoch missed: \(second)")
                 for case .fix(let fix) in lines {
-                    let second = Int(fix.timestamp!.timeIntervalSince(Sample.start).rounded())
+                    let second = Int(fix.timestamp!.timeIntervalSince(NMEA.Track.start).rounded())
                     #expect(abs(fix.coordinate.longitude - Sample.longitude(second)) < 1e-6 && fix.fix == .threeDimensional)
                     #expect(fix.altitude != nil && fix.speed != nil, "the epoch's complete record: \(fix.jsonText)")
                 }
@@ -94,7 +94,7 @@ extension SampleTests {
                 let lines = try Self.parse(Sample.lines(in: logs))
                 let seconds = lines.compactMap { line -> Int? in
                     guard case .fix(let fix) = line, let time = fix.timestamp else { return nil }
-                    return Int(time.timeIntervalSince(Sample.start).rounded())
+                    return Int(time.timeIntervalSince(NMEA.Track.start).rounded())
                 }
                 #expect(seconds == Array(0..<10), "every epoch once, the open one included: \(seconds)")
                 guard case .status(let last) = lines.last else { Issue.record("the log ends with its closing line"); return }

@@ -75,7 +75,7 @@ extension SampleTests {
                     var inSegment: [Int] = []
                     for point in segment {
                         let time = try #require(point.time.flatMap(GPSDTime.date(from:)), "every point has its time")
-                        let second = Int(time.timeIntervalSince(Sample.start).rounded())
+                        let second = Int(time.timeIntervalSince(NMEA.Track.start).rounded())
                         #expect(point.latitude == 52.5)
                         #expect(abs((point.longitude ?? 0) - Sample.longitude(second)) < 1e-6, "point of second \(second)")
                         #expect(point.elevation == 34.5)

@@ -24,24 +24,17 @@ extension WhereAmIProcessTests {
             let child = pid_t(process.stdoutSoFar.trimmingCharacters(in: .whitespacesAndNewlines))
             #expect(echoed && child != nil, "the child's pid: \(process.stdoutSoFar)")
             let pids = [process.processIdentifier] + (child.map { [$0] } ?? [])
-            #expect(pids.allSatisfy(exists), "both run")
+            #expect(pids.allSatisfy(CLIProcess.isRunning), "both run")
             return pids
-        }
-
-        private static func exists(_ pid: pid_t) -> Bool {
-            // A zombie still answers kill(0); its /proc/PID/stat says Z.
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
-            return !["Z", "X"].contains(stat[stat.index(after: close)...].split(separator: " ").first)
         }
 
         /// Polls until none of `pids` is alive; a bound only a process left running reaches.
         private static func waitUntilGone(_ pids: [pid_t]) async throws {
             let deadline = ContinuousClock.now + .seconds(30)
-            while pids.contains(where: exists), ContinuousClock.now < deadline {
+            while pids.contains(where: CLIProcess.isRunning), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(!pids.contains(where: exists), "still running: \(pids.filter(exists))")
+            #expect(!pids.contains(where: CLIProcess.isRunning), "still running: \(pids.filter(CLIProcess.isRunning))")
         }
     }
 }

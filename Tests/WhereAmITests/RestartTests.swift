@@ -7,20 +7,12 @@ extension WhereAmIProcessTests {
     /// `whereami --follow` started before gpsd, through gpsd being killed and started again on its port.
     @Suite("whereami through gpsd restarts", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
     struct RestartTests {
-        static let start = Date(timeIntervalSince1970: 1_748_779_200)   // 2025-06-01T12:00:00Z
-
-        /// Epochs `range` of one track moving east, one a second, as a log in `directory`.
+        /// Epochs `range` of the tests' track (``NMEA/Track``), as a log in `directory`.
         static func log(_ range: Range<Int>, in directory: URL) throws -> URL {
-            let text = range.map { second in
-                NMEA.epoch(time: start.addingTimeInterval(Double(second)), latitude: 52.5,
-                           longitude: 13.4 + Double(second) * 0.0001)
-            }.joined()
-            let url = directory.appendingPathComponent("epochs-\(range.lowerBound).nmea")
-            try Data(text.utf8).write(to: url)
-            return url
+            try writeLog(range.map { NMEA.Track.epoch($0) }, named: "epochs-\(range.lowerBound).nmea", in: directory)
         }
 
-        static func time(_ second: Int) -> String { GPSDTime.string(from: start.addingTimeInterval(Double(second))) }
+        static func time(_ second: Int) -> String { GPSDTime.string(from: NMEA.Track.time(second)) }
 
         @Test("--follow keeps streaming through a restart: fixes from both gpsds in order, a status line per change; -q: none",
               arguments: [[], ["-q"]])
