@@ -90,7 +90,7 @@ struct Publisher {
 
     mutating func message(for fix: Location?) -> String {
         sequence += 1
-        var fields: [(String, String)] = [("seq", "\(sequence)"), ("published", quoted(GPSDTime.string(from: Date())))]
+        var fields: [(String, String)] = [("seq", "\(sequence)"), ("published", quoted(GPSDTime.string(from: .now) ?? ""))]
         guard let fix, let arrival = fix.arrival?.instant else {
             fields.append(("state", quoted("none")))
             return object(fields + navSatFields(.noFix()))
@@ -102,7 +102,7 @@ struct Publisher {
         fields.append(("age", String(format: "%.3f", seconds)))
         if age > staleAfter {
             fields.append(("state", quoted("stale")))
-            fields.append(("stamp", fix.timestamp.map { quoted(GPSDTime.string(from: $0)) } ?? "null"))
+            fields.append(("stamp", fix.timestamp.flatMap(GPSDTime.string(from:)).map(quoted) ?? "null"))
             return object(fields + navSatFields(.noFix(at: fix.timestamp)))
         }
         fields.append(("state", quoted(isNew ? "new" : "repeat")))
@@ -111,7 +111,7 @@ struct Publisher {
 
     private func navSatFields(_ message: NavSatFix) -> [(String, String)] {
         var fields: [(String, String)] = [
-            ("stamp", message.timestamp.map { quoted(GPSDTime.string(from: $0)) } ?? "null"),
+            ("stamp", message.timestamp.flatMap(GPSDTime.string(from:)).map(quoted) ?? "null"),
             ("status", "\(message.status.rawValue)"), ("service", "\(message.service.rawValue)"),
         ]
         if message.status != .noFix {

@@ -29,7 +29,7 @@ final class RotatingLog: Sendable {
         self.prefix = prefix
         self.maxBytes = maxBytes
         self.maxAge = maxAge
-        let stamp = GPSDTime.string(from: Date()).filter { $0.isNumber || $0 == "T" }
+        let stamp = (GPSDTime.string(from: .now) ?? "").filter { $0.isNumber || $0 == "T" }
         started = String(stamp.prefix(15))   // 20261123T193400
     }
 

@@ -99,7 +99,7 @@ struct TelemetryService: Service {
 /// machine's clock), what, and the library's words for it.
 enum StatusLine {
     static func make(_ state: String, message: String) -> String {
-        #"{"event":"status","at":\#(quoted(GPSDTime.string(from: Date()))),"state":\#(quoted(state)),"#
+        #"{"event":"status","at":\#(quoted(GPSDTime.string(from: .now) ?? "")),"state":\#(quoted(state)),"#
             + #""message":\#(quoted(message))}"#
     }
 

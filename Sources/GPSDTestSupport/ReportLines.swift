@@ -8,7 +8,7 @@ package enum ReportLines {
 
     /// gpsd's time for `second` seconds after ``epoch``: `2025-06-01T12:00:05.000Z`.
     package static func time(_ second: Int) -> String {
-        GPSDTime.string(from: Date(timeIntervalSince1970: epoch + Double(second)))
+        GPSDTime.string(from: Date(timeIntervalSince1970: epoch + Double(second)))!
     }
 
     /// A 3D fix `second` seconds after the epoch, moving east from 52.5°N 13.4°E, with `extra` members added.

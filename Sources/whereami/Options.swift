@@ -24,12 +24,18 @@ struct ConnectionOptions: ParsableArguments {
 
     var isReplay: Bool { replay != nil || demo }
 
+    /// The slowest replay --speed takes.
+    static let slowestSpeed = 0.001
+
     func validate() throws {
         if replay != nil && demo { throw ValidationError("use either --replay FILE or --demo, not both") }
         if server != nil && isReplay { throw ValidationError("a server and --replay/--demo exclude each other") }
         if let speed {
             guard isReplay else { throw ValidationError("--speed goes with --replay or --demo") }
-            guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be zero or a positive factor") }
+            // Slower than a thousandth, a recorded second lasts over a quarter of an hour: a slip of the keys.
+            guard speed == 0 || (speed >= Self.slowestSpeed && speed.isFinite) else {
+                throw ValidationError("--speed must be 0 (as fast as possible) or a factor of at least \(Self.slowestSpeed)")
+            }
         }
     }
 }

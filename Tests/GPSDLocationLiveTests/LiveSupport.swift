@@ -94,7 +94,7 @@ func expectTrack(
             epochs.append([fix])
         }
     }
-    #expect(epochs.map { $0[0].timestamp.map(GPSDTime.string(from:)) ?? "no time" } == expected.map(\.time),
+    #expect(epochs.map { $0[0].timestamp.flatMap(GPSDTime.string(from:)) ?? "no time" } == expected.map(\.time),
             "every epoch, in order", sourceLocation: sourceLocation)
     for epoch in epochs where epoch.count > 1 {
         #expect(refinements, "epoch \(epoch[0].timestamp as Any) delivered \(epoch.count) times", sourceLocation: sourceLocation)

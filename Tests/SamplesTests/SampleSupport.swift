@@ -9,7 +9,7 @@ import Testing
 struct SampleTests {}
 
 enum Sample {
-    static func time(_ second: Int) -> String { GPSDTime.string(from: NMEA.Track.time(second)) }
+    static func time(_ second: Int) -> String { GPSDTime.string(from: NMEA.Track.time(second))! }
 
     /// The tests' track (``NMEA/Track``): an epoch for each second in `fixes`, and a no-fix epoch for each second
     /// in `noFix`, as an NMEA log in `directory`.

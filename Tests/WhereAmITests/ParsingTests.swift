@@ -89,7 +89,7 @@ struct ParsingTests {
         (["--max-age", "-1"], "--max-age must be zero or more"),
         (["--count", "-3", "--follow"], "--count must be at least 1"),
         (["--distance", "-1", "--follow"], "--distance must be zero or more"),
-        (["--speed", "-2", "--demo"], "--speed must be zero or a positive factor"),
+        (["--speed", "-2", "--demo"], "--speed must be 0 (as fast as possible) or a factor of at least 0.001"),
     ] as [([String], String)])
     func negativeValues(arguments: [String], message: String) throws {
         let error = try #require(throws: (any Error).self) { try WhereAmI.parse(arguments) }

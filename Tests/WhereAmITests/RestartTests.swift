@@ -12,7 +12,7 @@ extension WhereAmIProcessTests {
             try writeLog(range.map { NMEA.Track.epoch($0) }, named: "epochs-\(range.lowerBound).nmea", in: directory)
         }
 
-        static func time(_ second: Int) -> String { GPSDTime.string(from: NMEA.Track.time(second)) }
+        static func time(_ second: Int) -> String { GPSDTime.string(from: NMEA.Track.time(second))! }
 
         @Test("--follow keeps streaming through a restart: fixes from both gpsds in order, a status line per change; -q: none",
               arguments: [[], ["-q"]])

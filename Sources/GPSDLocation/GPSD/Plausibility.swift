@@ -66,7 +66,8 @@ enum Plausibility {
         return value
     }
 
-    /// Whether `text` is a real calendar time in gpsd's format, `2025-06-01T12:00:05.000Z` (fraction optional):
+    /// Whether `text` is a real calendar time in gpsd's format, `2025-06-01T12:00:05.000Z` (a fraction of up to
+    /// nine digits optional):
     /// libgps turns a time like `2024-13-45T99:99:99Z` into a real but wrong one, so it is checked as sent.
     static func isCalendarTime(_ text: Substring) -> Bool {
         let bytes = Array(text.utf8)
@@ -85,9 +86,11 @@ enum Plausibility {
               let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19)
         else { return false }
         if bytes.count > 20 {
-            guard bytes[19] == UInt8(ascii: "."), bytes.count > 21, number(20..<(bytes.count - 1)) != nil else {
-                return false
-            }
+            // 1 to 9 digits (a timespec's nanoseconds, and what Foundation's ISO 8601 parser takes), checked as
+            // digits only: a longer fraction is refused, not summed.
+            guard bytes[19] == UInt8(ascii: "."), (22...30).contains(bytes.count),
+                  bytes[20..<(bytes.count - 1)].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+            else { return false }
         }
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
@@ -116,11 +119,13 @@ enum Plausibility {
         return Substring(String(decoding: bytes[start..<end], as: UTF8.self))
     }
 
-    /// Whether a time libgps parsed is in a year a GNSS fix can be dated in, whatever text it came from.
+    /// Whether a time (libgps's, or a decoded one) is in a year a GNSS fix can be dated in, whatever text it came
+    /// from: from 1980-01-01T00:00:00Z to the end of 2099. Compared as seconds, so any `Date` will do (NaN and
+    /// infinities are not plausible).
     static func isPlausible(_ date: Date) -> Bool {
-        var time = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        guard gmtime_r(&time, &parts) != nil else { return false }
-        return years.contains(Int(parts.tm_year) + 1900)
+        secondsOfYears.contains(date.timeIntervalSince1970)
     }
+
+    /// ``years`` in seconds since 1970.
+    private static let secondsOfYears = 315_532_800.0..<4_102_444_800.0
 }

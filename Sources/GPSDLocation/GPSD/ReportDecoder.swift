@@ -70,7 +70,7 @@ package final class ReportDecoder {
         // The text as sent, and the time libgps made of it (its parser takes what is not even JSON).
         let textIsTime = timeText.map(Plausibility.isCalendarTime) ?? true
         if !textIsTime || timestamp.map(Plausibility.isPlausible) == false {
-            problems.append(ReportProblem(.time, timeText.map(String.init) ?? timestamp.map(GPSDTime.string(from:)) ?? ""))
+            problems.append(ReportProblem(.time, timeText.map(String.init) ?? timestamp.flatMap(GPSDTime.string(from:)) ?? ""))
             timestamp = nil
         }
         // A position with a part missing (NaN) is no position; one that cannot be true drops the fix.

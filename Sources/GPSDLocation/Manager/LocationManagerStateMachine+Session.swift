@@ -82,15 +82,19 @@ extension LocationManagerStateMachine {
 
     /// The current session failed (`error`) or finished (`nil`: a recording's end). After a failure that may
     /// pass (``LocationError/Code/isTransient``), while fixes are still wanted and the policy allows, the manager
-    /// reconnects: only requests that never saw a connection fail. Otherwise everything waiting ends.
+    /// reconnects: only requests that never saw a connection fail. Otherwise everything waiting ends, as it
+    /// does when the policy's delay is a century or more (``Duration/never``).
     mutating func sessionEnded(with error: LocationError?) -> [Action] {
         var actions: [Action] = []
         let next: NextStep
-        if let error, error.code.isTransient, reconnectPolicy.allowsRetry(afterFailures: failedAttempts + 1) {
+        let retryDelay: Duration? = if let error, error.code.isTransient,
+            reconnectPolicy.allowsRetry(afterFailures: failedAttempts + 1) {
+            reconnectPolicy.delay(afterFailures: failedAttempts + 1, unit: jitter.nextUnit())
+        } else { nil }
+        if let error, let delay = retryDelay, !delay.meansNever {
             failedAttempts += 1
             actions = flushPendingEpochs() + endRequestsThatNeverConnected(with: error) + observe(.sessionEnded(error))
             if isSessionWanted {
-                let delay = reconnectPolicy.delay(afterFailures: failedAttempts, unit: jitter.nextUnit())
                 next = .reconnect(after: delay)
                 actions += tell(status.reconnecting(attempt: failedAttempts + 1, after: delay, because: error))
             } else {

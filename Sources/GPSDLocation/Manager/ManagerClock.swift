@@ -12,8 +12,12 @@ package protocol ManagerClock: Sendable {
 }
 
 extension Duration {
-    /// In seconds, as a `Double` (for `Date` arithmetic).
-    var timeInterval: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+    /// In seconds, as a `Double` (for `Date` arithmetic). Any duration: one beyond `Int64.max` seconds either
+    /// way (a `Duration` holds more), whose ``components`` would trap, is divided instead.
+    var timeInterval: Double {
+        guard self < .seconds(Int64.max), self > .seconds(Int64.min) else { return self / .seconds(1) }
+        return Double(components.seconds) + Double(components.attoseconds) * 1e-18
+    }
 
     /// A century: waits this long or longer are taken to mean "never", and no timer is set for them (timers
     /// and clocks that count in 64-bit nanoseconds would overflow on `.seconds(Int64.max)`).

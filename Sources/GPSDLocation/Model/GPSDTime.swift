@@ -7,18 +7,21 @@ import Glibc
 /// Foundation's formatters truncate, so `.100` can print as `.099`. These round to the millisecond.
 ///
 /// ```swift
-/// GPSDTime.string(from: fix.timestamp!)          // "2025-06-01T12:00:05.100Z"
+/// GPSDTime.string(from: fix.timestamp!)          // Optional("2025-06-01T12:00:05.100Z")
 /// GPSDTime.date(from: "2025-06-01T12:00:05.100Z")
 /// ```
 public enum GPSDTime {
-    /// The time as gpsd writes it, rounded to the millisecond.
-    public static func string(from date: Date) -> String {
+    /// The time as gpsd writes it, rounded to the millisecond; `nil` for a date that has no such text: not
+    /// finite (a `Date` made from NaN or infinity), or more than 292 million years from 1970 (its milliseconds do
+    /// not fit in 64 bits).
+    public static func string(from date: Date) -> String? {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
-        let (seconds, fraction) = Int64(milliseconds).quotientAndRemainder(dividingBy: 1000)
+        guard let milliseconds = Int64(exactly: milliseconds) else { return nil }
+        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
         let whole = seconds - (fraction < 0 ? 1 : 0)
         var time = time_t(whole)
         var parts = tm()
-        gmtime_r(&time, &parts)
+        guard gmtime_r(&time, &parts) != nil else { return nil }
         let year = Int(parts.tm_year) + 1900
         let millisecond = Int(fraction < 0 ? fraction + 1000 : fraction)
         guard (0...9999).contains(year) else {
@@ -63,6 +66,7 @@ public enum GPSDTime {
 
     /// A libgps `timespec`, as exactly as a `Date` can hold it.
     static func date(seconds: Int64, nanoseconds: Int64) -> Date {
-        Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200) + Double(nanoseconds) / 1e9)
+        // In Double: seconds from anywhere in Int64 (libgps's parse of any text) cannot overflow.
+        Date(timeIntervalSinceReferenceDate: (Double(seconds) - 978_307_200) + Double(nanoseconds) / 1e9)
     }
 }

@@ -15,8 +15,9 @@ extension Location {
 
     /// The fix as one line of JSON, without a newline: the same object `JSONEncoder` makes of it, with its
     /// keys in a fixed order and values left out when unknown. JSON has no NaN or infinity: a non-finite value
-    /// (which no fix from gpsd has) is left out, and a non-finite latitude or longitude is written `null`, so
-    /// reading the line back fails rather than inventing a position.
+    /// (which no fix from gpsd has) is left out, and so is a timestamp with no calendar date (see
+    /// ``GPSDTime/string(from:)``); a non-finite latitude or longitude is written `null`, so reading the line back
+    /// fails rather than inventing a position.
     ///
     /// ```swift
     /// print(fix.jsonText)
@@ -50,7 +51,7 @@ extension Location {
         func number(_ key: JSONKey, _ value: Double?) {
             if let value, value.isFinite { body(key.rawValue, JSONText.number(value)) }
         }
-        if let timestamp { body("timestamp", JSONText.quoted(GPSDTime.string(from: timestamp))) }
+        if let timestamp, let time = GPSDTime.string(from: timestamp) { body("timestamp", JSONText.quoted(time)) }
         if includingCoordinate {
             body("latitude", coordinate.latitude.isFinite ? JSONText.number(coordinate.latitude) : "null")
             body("longitude", coordinate.longitude.isFinite ? JSONText.number(coordinate.longitude) : "null")
@@ -73,11 +74,18 @@ extension Location {
          (.climb, climb)]
     }
 
-    /// Writes the flat object of ``jsonText``. A non-finite number cannot be written: it throws
-    /// `EncodingError.invalidValue`.
+    /// Writes the flat object of ``jsonText``. A non-finite number, or a timestamp with no calendar date, cannot
+    /// be written: it throws `EncodingError.invalidValue`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: JSONKey.self)
-        if let timestamp { try container.encode(GPSDTime.string(from: timestamp), forKey: .timestamp) }
+        if let timestamp {
+            guard let time = GPSDTime.string(from: timestamp) else {
+                // The seconds, not the Date: Foundation traps describing a Date of NaN, as the error's description would.
+                throw EncodingError.invalidValue(timestamp.timeIntervalSince1970, .init(
+                    codingPath: container.codingPath + [JSONKey.timestamp], debugDescription: "the time has no calendar date"))
+            }
+            try container.encode(time, forKey: .timestamp)
+        }
         for (key, value) in [(JSONKey.latitude, coordinate.latitude), (.longitude, coordinate.longitude)] {
             try container.encode(try Self.finite(value, key, container.codingPath), forKey: key)
         }

@@ -241,7 +241,7 @@ extension Location: CustomStringConvertible {
         if let speed { text += " " + JSONText.fixed(speed, digits: 2) + " m/s" }
         if let course { text += " " + JSONText.fixed(course, digits: 1) + "°" }
         text += " \(fix.rawValue) \(status.rawValue)"
-        if let timestamp { text += " @ \(GPSDTime.string(from: timestamp))" }
+        if let timestamp, let time = GPSDTime.string(from: timestamp) { text += " @ " + time }
         return text
     }
 }

@@ -69,14 +69,22 @@ public struct NavSatFix: Sendable, Hashable, Codable {
     public var positionCovariance: [Double]
     public var positionCovarianceType: CovarianceType
 
-    /// The east variance in m², `nil` if unknown.
-    public var eastVariance: Double? { positionCovarianceType == .unknown ? nil : positionCovariance[0] }
-    /// The north variance in m², `nil` if unknown.
-    public var northVariance: Double? { positionCovarianceType == .unknown ? nil : positionCovariance[4] }
-    /// The up variance in m², `nil` if unknown.
-    public var upVariance: Double? { hasVerticalVariance ? positionCovariance[8] : nil }
+    /// The east variance in m², `nil` if unknown (or the matrix is not 3×3).
+    public var eastVariance: Double? { positionCovarianceType == .unknown ? nil : element(0) }
+    /// The north variance in m², `nil` if unknown (or the matrix is not 3×3).
+    public var northVariance: Double? { positionCovarianceType == .unknown ? nil : element(4) }
+    /// The up variance in m², `nil` if unknown (or the matrix is not 3×3).
+    public var upVariance: Double? { hasVerticalVariance ? element(8) : nil }
     /// Whether the up variance is known (a 3D fix with a vertical error estimate).
     public private(set) var hasVerticalVariance: Bool
+
+    private func element(_ index: Int) -> Double? {
+        positionCovariance.count == 9 ? positionCovariance[index] : nil
+    }
+
+    /// The variance, in m², that stands for "unknown" where ROS's matrix must hold a number: (1000 km)², the
+    /// standard deviation nmea_navsat_driver gives an invalid fix, so that a filter gives the value no weight.
+    public static let unknownVariance = 1e12
 
     /// Two-sided 95 % bound of a normal distribution, in standard deviations.
     public static let sigmasPer95Percent1D = 1.959_963_984_540_054
@@ -125,6 +133,50 @@ public struct NavSatFix: Sendable, Hashable, Codable {
         message.timestamp = timestamp
         message.altitude = nil
         return message
+    }
+}
+
+extension NavSatFix {
+    private enum CodingKeys: String, CodingKey {
+        case timestamp, status, service, latitude, longitude, altitude, positionCovariance, positionCovarianceType
+        case hasVerticalVariance
+    }
+
+    /// Reads a message as `Codable` wrote it, refusing one that cannot be true: a covariance that is not 3×3 or
+    /// holds a negative variance, a latitude beyond ±90°, a longitude beyond ±180°, an altitude beyond -11 km to
+    /// +1000 km, a time outside the years 1980 to 2099 (`DecodingError.dataCorrupted`, naming the key).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func refuse(_ key: CodingKeys, _ why: String) -> DecodingError {
+            .dataCorruptedError(forKey: key, in: container, debugDescription: why)
+        }
+        func number(_ key: CodingKeys, _ range: ClosedRange<Double>) throws -> Double {
+            let value = try container.decode(Double.self, forKey: key)
+            guard range.contains(value) else { throw refuse(key, "\(value) is not a possible \(key.rawValue)") }
+            return value
+        }
+        timestamp = try container.decodeIfPresent(Date.self, forKey: .timestamp)
+        if let timestamp, !Plausibility.isPlausible(timestamp) {
+            throw refuse(.timestamp, "\(timestamp.timeIntervalSince1970) s since 1970 is not a time from 1980 to 2099")
+        }
+        status = try container.decode(Status.self, forKey: .status)
+        service = try container.decode(Service.self, forKey: .service)
+        latitude = try number(.latitude, Plausibility.latitude)
+        longitude = try number(.longitude, Plausibility.longitude)
+        altitude = try container.decodeIfPresent(Double.self, forKey: .altitude)
+        if let altitude, !Plausibility.altitude.contains(altitude) {
+            throw refuse(.altitude, "\(altitude) is not a possible altitude")
+        }
+        let covariance = try container.decode([Double].self, forKey: .positionCovariance)
+        guard covariance.count == 9 else {
+            throw refuse(.positionCovariance, "\(covariance.count) elements, not the 9 of a 3×3 matrix")
+        }
+        guard covariance.allSatisfy(\.isFinite), [0, 4, 8].allSatisfy({ covariance[$0] >= 0 }) else {
+            throw refuse(.positionCovariance, "a variance must be a finite number, 0 or more")
+        }
+        positionCovariance = covariance
+        positionCovarianceType = try container.decode(CovarianceType.self, forKey: .positionCovarianceType)
+        hasVerticalVariance = try container.decode(Bool.self, forKey: .hasVerticalVariance)
     }
 }
 

@@ -1,3 +1,5 @@
+import Glibc
+
 /// How a ``LocationManager`` reconnects when the connection to gpsd fails or cannot be made while fixes are
 /// wanted: after a delay that starts at ``initialDelay`` and grows by ``multiplier`` per failed attempt up to
 /// ``maximumDelay``, each varied by up to ±``jitter`` of itself so that many clients do not retry in step.
@@ -47,12 +49,22 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// (0 ..< 1, uniformly random in use) choosing where in the jitter it falls: a pure function, so tests can
     /// check every delay. `initialDelay` after one failure, then growing by `multiplier` up to `maximumDelay`;
     /// in whole microseconds.
+    ///
+    /// Any policy gives a delay, at once: a negative delay counts as none, a multiplier below 1 (or NaN) as 1,
+    /// jitter is taken from 0 to 1 (NaN: none), and a delay of a century or more is a century, which the manager
+    /// takes to mean that it does not reconnect.
     public func delay(afterFailures failures: Int, unit: Double) -> Duration {
-        let (initial, maximum) = (initialDelay.timeInterval, maximumDelay.timeInterval)
-        let growth = (0..<max(0, failures - 1)).reduce(initial) { delay, _ in min(delay * max(multiplier, 1), maximum) }
+        let never = Duration.never.timeInterval
+        let initial = min(max(initialDelay.timeInterval, 0), never), maximum = min(max(maximumDelay.timeInterval, 0), never)
+        let factor = multiplier >= 1 ? multiplier : 1
+        // Grown in one step (a loop would run `failures` times): past the cap, or to infinity, the cap holds.
+        let steps = failures > 1 ? Double(failures - 1) : 0
+        let growth = initial == 0 || factor == 1 ? initial : initial * pow(factor, steps)
         let base = min(growth, maximum)
-        let spread = max(0, min(jitter, 1))
-        let jittered = base * (1 - spread + 2 * spread * min(max(unit, 0), 1))
-        return .microseconds(Int64((max(0, jittered) * 1_000_000).rounded()))   // whole microseconds
+        guard base < never else { return .never }   // jitter would bring it back under a century
+        let spread = jitter >= 0 ? min(jitter, 1) : 0
+        let place = unit >= 0 ? min(unit, 1) : 0
+        let jittered = min(base * (1 - spread + 2 * spread * place), never)
+        return .microseconds(Int64((jittered * 1_000_000).rounded()))   // whole microseconds, at most a century's
     }
 }

@@ -19,7 +19,10 @@ struct ReplayPacer {
             self.origin = (time, now)
             return nil
         }
-        let target = origin.real + .seconds(time.timeIntervalSince(origin.recorded) / speed)
+        // A pace slow enough (`.accelerated(by: 1e-30)`) puts the next report past any clock: it waits for ever.
+        let seconds = time.timeIntervalSince(origin.recorded) / speed
+        guard seconds < Duration.never.timeInterval else { return .never }
+        let target = origin.real + .seconds(seconds)
         return target > now ? target - now : nil
     }
 }

@@ -41,9 +41,10 @@ final class WakePipe: Sendable {
 
     /// A timeout for poll(2), rounded up to the millisecond; anything past about 24 days waits without limit.
     static func milliseconds(_ duration: Duration) -> Int32 {
+        // Bounded before `components`, which traps beyond Int64.max seconds either way.
+        guard duration > .zero else { return 0 }
+        guard duration < .seconds(Int32.max / 1000) else { return -1 }
         let (seconds, attoseconds) = duration.components
-        guard seconds < Int64(Int32.max / 1000) else { return -1 }
-        guard seconds >= 0, attoseconds >= 0 else { return 0 }
         let whole = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         return Int32(whole + (attoseconds % 1_000_000_000_000_000 > 0 ? 1 : 0))
     }

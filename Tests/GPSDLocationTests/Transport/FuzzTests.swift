@@ -65,7 +65,7 @@ struct FuzzTests {
             if let value, !(value.isFinite && range.contains(value)) { return "\(name) \(value)" }
         }
         guard let timestamp = fix.timestamp else { return "no time" }
-        let text = GPSDTime.string(from: timestamp)
+        guard let text = GPSDTime.string(from: timestamp) else { return "time \(timestamp.timeIntervalSince1970)" }
         return Plausibility.isCalendarTime(Substring(text)) ? nil : "time \(text)"
     }
 }
