@@ -2,8 +2,12 @@
 /// names a `class`, and the TPVs inside a POLL reply. It finds where values begin and end; it converts nothing.
 ///
 /// Malformed text ends the walk with `nil`, never a guess: gpsd's lines are well-formed JSON, and a line that is
-/// not is skipped like any other garbage.
+/// not is skipped like any other garbage. So does nesting deeper than ``maximumDepth``: gpsd's deepest report
+/// (a POLL's SKY with its satellites) nests four deep.
 struct JSONScan {
+    /// The deepest nesting of objects and arrays walked.
+    static let maximumDepth = 32
+
     private let bytes: [UInt8]
     private var index = 0
 
@@ -86,7 +90,9 @@ struct JSONScan {
                 case UInt8(ascii: "\""):
                     guard string() != nil else { return nil }
                     continue
-                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    depth += 1
+                    guard depth <= Self.maximumDepth else { return nil }
                 case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
                 default: break
                 }

@@ -30,9 +30,21 @@ package final class ReportDecoder {
     /// depends on it: RTK baselines only from 13 on, for one.
     package static var libgpsAPIVersion: Int { Int(cgps_api_major_version()) }
 
+    /// The bytes the last ``decode(_:)`` handed to libgps and walked itself: a measure of its work, which grows
+    /// with the line's length and no faster, however the line nests (a test holds it to that).
+    package private(set) var bytesExamined = 0
+
     /// Decodes one JSON line (without its newline). `nil` if it is not a gpsd report.
     package func decode<Bytes: Collection<UInt8>>(_ line: Bytes) -> GPSDReport? {
         problems.removeAll(keepingCapacity: true)
+        bytesExamined = 0
+        return decode(line, onlyTPV: false)
+    }
+
+    /// One report; with `onlyTPV` (an element of a POLL's `tpv` list) anything but a TPV is `nil`, so that a
+    /// POLL nested in a POLL is not decoded again at every depth.
+    private func decode<Bytes: Collection<UInt8>>(_ line: Bytes, onlyTPV: Bool) -> GPSDReport? {
+        bytesExamined += line.count
         // gps_unpack wants a writable, NUL-terminated C string.
         var bytes = [CChar]()
         bytes.reserveCapacity(line.count + 1)
@@ -45,9 +57,11 @@ package final class ReportDecoder {
               line.reversed().first(where: { !whitespace.contains($0) }) == UInt8(ascii: "}")
         else { return nil }
         let result = bytes.withUnsafeMutableBufferPointer { cgps_unpack($0.baseAddress, data, &report) }
-        guard result >= 0 else { return nil }
+        guard result >= 0, !onlyTPV || report.report_class == CGPS_CLASS_TPV else { return nil }
         switch report.report_class {
-        case CGPS_CLASS_TPV: return tpvReport(timeText: Plausibility.timeText(in: line))
+        case CGPS_CLASS_TPV:
+            bytesExamined += line.count   // the search for its time's text
+            return tpvReport(timeText: Plausibility.timeText(in: line))
         case CGPS_CLASS_SKY:
             return .sky(SatelliteCount(visible: Int(report.satellites_visible), used: Int(report.satellites_used)))
         case CGPS_CLASS_VERSION: return .version(messageText())
@@ -58,6 +72,7 @@ package final class ReportDecoder {
         case CGPS_CLASS_GST: return deviationReport()
         default:
             // gps_unpack accepts any JSON object; only objects with a class are reports.
+            bytesExamined += line.count
             return Self.hasClass(line) ? .other : nil
         }
     }
@@ -134,12 +149,15 @@ package final class ReportDecoder {
         withUnsafeBytes(of: report.message) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
     }
 
-    /// libgps (up to at least 3.22) does not unpack POLL replies: take the TPVs out and unpack each.
+    /// libgps (up to at least 3.22) does not unpack POLL replies: take the TPVs out and unpack each (only TPVs:
+    /// whatever else the list holds is skipped, not decoded).
     private func pollReport(_ line: some Collection<UInt8>) -> GPSDReport? {
+        bytesExamined += line.count
         guard let members = JSONScan.members(of: line) else { return nil }
         let time = members.first { $0.key == "time" }.flatMap { JSONScan.plainString($0.value) }.flatMap(GPSDTime.date(from:))
         let tpvs: [ArraySlice<UInt8>]
         if let list = members.first(where: { $0.key == "tpv" }) {
+            bytesExamined += list.value.count
             guard let elements = JSONScan.elements(of: list.value) else { return nil }
             tpvs = elements
         } else {
@@ -148,8 +166,9 @@ package final class ReportDecoder {
         var reports: [GPSDReport] = []
         var found: [ReportProblem] = []
         for tpv in tpvs where tpv.first == UInt8(ascii: "{") {
-            let report = decode(tpv)
-            found += problems   // each decode starts its own list
+            problems.removeAll(keepingCapacity: true)
+            let report = decode(tpv, onlyTPV: true)
+            found += problems   // each TPV's own list
             guard let report, case .fix = report else { continue }
             reports.append(report)
         }
