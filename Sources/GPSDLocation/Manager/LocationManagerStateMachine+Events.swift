@@ -10,7 +10,7 @@ extension LocationManagerStateMachine {
         switch event {
         case .connected: return sessionConnected(now: now)
         case .report(let report):
-            failedAttempts = 0   // gpsd talks: the connection holds
+            proveConnection(by: report, now: now)
             return heard(now: now) + handle(report, now: now, arrival: arrival)
         case .rejected(let problem): return reject(problem)
         case .skippedLine:
@@ -54,6 +54,27 @@ extension LocationManagerStateMachine {
         case .error(let message):
             // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
             return sessionEnded(with: LocationError(.protocolError, "gpsd: \(message)"))
+        }
+    }
+
+    /// The backoff starts over once the connection has proved good: it brought a fix, or the receiver's reports
+    /// (not gpsd's greeting, its device list or an answer to a command) across ``connectionProvenAfter``. A peer
+    /// that greets and hangs up is retried ever more slowly, and ``ReconnectPolicy/maximumRetries`` ends it.
+    private mutating func proveConnection(by report: GPSDReport, now: Duration) {
+        guard failedAttempts > 0 else { return }
+        switch report {
+        case .fix:
+            failedAttempts = 0
+        case .poll(_, let fixes) where !fixes.isEmpty:
+            failedAttempts = 0
+        case .noFix, .sky, .deviation:
+            guard let since = receiverReportsSince else {
+                receiverReportsSince = now
+                return
+            }
+            if now - since >= Self.connectionProvenAfter { failedAttempts = 0 }
+        case .poll, .version, .devices, .device, .error, .other:
+            break
         }
     }
 

@@ -20,6 +20,7 @@ extension LocationManagerStateMachine {
 
     private mutating func openNextSession() -> [Action] {
         sessionCount += 1
+        receiverReportsSince = nil
         source = .opening(number: sessionCount, ended: nil)
         return tell(status.connecting(attempt: failedAttempts + 1)) + [.openSession(number: sessionCount)]
     }

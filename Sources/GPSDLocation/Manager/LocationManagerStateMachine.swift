@@ -76,9 +76,14 @@ struct LocationManagerStateMachine {
     // The session; changed only by this machine's own methods, here and in its extensions.
     var source = Source.idle
     var sessionCount = 0
-    /// Attempts to connect that failed since a connection last brought a report: a peer that accepts and hangs
-    /// up at once (a gpsd at its limit of clients) does not reset the backoff.
+    /// Attempts to connect that failed since a connection last proved good (``proveConnection(by:now:)``): a
+    /// peer that accepts and hangs up at once (a gpsd at its limit of clients), or greets first, does not reset
+    /// the backoff.
     var failedAttempts = 0
+    /// When the current session's first report from a receiver came, while the backoff waits for it to prove good.
+    var receiverReportsSince: Duration?
+    /// How long a session must bring a receiver's reports (without a fix) to count as good.
+    static let connectionProvenAfter = Duration.seconds(10)
     /// The session that has connected, while it is the current one.
     var connectedSession: Int?
     var timerCount = 0

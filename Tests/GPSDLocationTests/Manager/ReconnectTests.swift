@@ -34,7 +34,7 @@ struct ReconnectTests: ManagerTesting {
         ])
     }
 
-    @Test func theDelayDoublesUpToItsCapAndResetsOnceAConnectionBringsAReport() {
+    @Test func theDelayDoublesUpToItsCapAndResetsOnceAConnectionBringsAFix() {
         manager.startUpdatingLocation()
         var delays: [Duration] = []
         for _ in 0..<8 {
@@ -54,13 +54,60 @@ struct ReconnectTests: ManagerTesting {
         source.send(.failed(lost))
         #expect(manager.status == .reconnecting(attempt: 10, after: .seconds(8), because: lost), "still backing off")
         clock.advance(by: .seconds(8))
-        // gpsd's banner: it talks, so the connection held.
+        // gpsd's banner and device list prove nothing: a peer can greet and hang up.
         source.send(.connected)
-        source.send(.report(.version("3.22")))
+        source.send([.report(.version("3.22")), .report(.devices(count: 1)), .report(.device(path: "/dev/x", active: true))])
+        source.send(.failed(lost))
+        #expect(manager.status == .reconnecting(attempt: 11, after: .seconds(8), because: lost), "still backing off")
+        clock.advance(by: .seconds(8))
+        // A fix does.
+        source.send(.connected)
+        source.send(Location.sample(second: 1))
         source.send(.failed(lost))
         #expect(manager.status == .reconnecting(attempt: 2, after: .milliseconds(250), because: lost), "counted afresh")
         drain()
         #expect(delegate.errors.isEmpty)
+    }
+
+    @Test func aReceiverWithoutAFixProvesTheConnectionAfterTenSecondsOfReports() {
+        manager.startUpdatingLocation()
+        for _ in 0..<3 {
+            source.send(.failed(refused))
+            guard case .reconnecting(_, let delay, _) = manager.status else { Issue.record("\(manager.status)"); return }
+            clock.advance(by: delay)
+        }
+        // Reports of a receiver that has no fix yet, for 9.9 s: not yet proved.
+        source.send(.connected)
+        source.send(.report(.sky(SatelliteCount(visible: 9, used: 0))))
+        clock.advance(by: .milliseconds(9_900))
+        source.send(.report(.noFix(device: "/dev/x", time: nil)))
+        source.send(.failed(lost))
+        #expect(manager.status == .reconnecting(attempt: 5, after: .seconds(2), because: lost))
+        clock.advance(by: .seconds(2))
+        // The same for 10 s: proved, and the next failure starts the backoff over.
+        source.send(.connected)
+        source.send(.report(.noFix(device: "/dev/x", time: nil)))
+        clock.advance(by: .seconds(10))
+        source.send(.report(.sky(SatelliteCount(visible: 9, used: 0))))
+        source.send(.failed(lost))
+        #expect(manager.status == .reconnecting(attempt: 2, after: .milliseconds(250), because: lost))
+    }
+
+    @Test func aPeerThatGreetsAndHangsUpEndsTheStreamAfterTheRetriesAllowed() {
+        manager.reconnectPolicy = ReconnectPolicy(jitter: 0, maximumRetries: 2)
+        manager.startUpdatingLocation()
+        var attempts = 0
+        while source.isRunning, attempts < 10 {
+            attempts += 1
+            source.send(.connected)
+            source.send(.report(.version("3.22")))
+            source.send(.failed(lost))
+            if case .reconnecting(_, let delay, _) = manager.status { clock.advance(by: delay) }
+        }
+        drain()
+        #expect(attempts == 3, "the first connection and two retries")
+        #expect(delegate.errors == [lost])
+        #expect(manager.status == .stopped)
     }
 
     @Test func aRequestWhoseFirstConnectionIsRefusedFailsAtOnce() {
