@@ -36,7 +36,10 @@ extension LocationManagerStateMachine {
             return observe(.satellites(count)) + tell(status.sky(count))
         case .version(let release): return tell(status.version(release))
         case .devices(let count): return tell(status.devices(count: count))
-        case .device(let path, let active): return tell(status.device(path, active: active))
+        case .device(let path, let active):
+            // A receiver that went away ends the epoch streams hold of it (of every receiver, if gpsd named none).
+            let flushed = active ? [] : flushPendingEpochs(of: path)
+            return flushed + tell(status.device(path, active: active))
         case .noFix(let device, _):
             // That receiver has lost its fix: the epoch streams hold of it is over.
             return flushPendingEpochs(of: device ?? "") + tell(status.noFix())

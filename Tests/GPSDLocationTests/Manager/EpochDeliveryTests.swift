@@ -65,6 +65,20 @@ struct EpochDeliveryTests {
         #expect(try await iterator.next() == Location.sample(second: 1))
     }
 
+    @Test func aReceiverThatGoesAwayEndsItsEpoch() async throws {
+        let rig = AsyncRig()
+        let updates = rig.gps.updates(delivery: .oncePerEpoch)
+        var iterator = updates.makeAsyncIterator()
+        await rig.source.waitForOpening()
+        rig.source.send(Location.sample(second: 1, device: "/dev/other"))
+        rig.source.send(Location.sample(second: 1))
+        // gpsd's DEVICE report with "activated":0: /dev/test was unplugged; /dev/other's epoch stays open.
+        rig.source.send(.report(.device(path: "/dev/test", active: false)))
+        #expect(try await iterator.next() == Location.sample(second: 1))
+        rig.source.send(.report(.device(path: "/dev/other", active: false)))
+        #expect(try await iterator.next() == Location.sample(second: 1, device: "/dev/other"))
+    }
+
     @Test func aLostConnectionEndsTheEpochAndTheStreamGoesOn() async throws {
         let rig = AsyncRig(reconnect: ReconnectPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(1), jitter: 0))
         let updates = rig.gps.updates(delivery: .oncePerEpoch)
