@@ -17,7 +17,9 @@ public import FoundationEssentials
 ///   errors but not the vertical one, and the vertical comes from `epv`.
 /// - ``CovarianceType/unknown``: neither; the matrix is all zeros, as ROS asks.
 ///
-/// A vertical variance that nothing gave (a 2D fix) is 0 in the matrix, and ``upVariance`` is `nil`.
+/// A vertical variance that nothing gave (a 2D fix, or a 3D fix without a vertical error: gpsd 3.22 sends those
+/// for receivers without GSA) is ``unknownVariance`` in the matrix, never 0, which a filter would take for an
+/// exact altitude; ``upVariance`` is then `nil`, and the type is at best ``CovarianceType/approximated``.
 ///
 /// ```swift
 /// let message = NavSatFix(fix)
@@ -120,8 +122,8 @@ public struct NavSatFix: Sendable, Hashable, Codable {
             hasVerticalVariance = false
             return
         }
-        positionCovariance = [horizontal.east, 0, 0, 0, horizontal.north, 0, 0, 0, up?.variance ?? 0]
-        positionCovarianceType = horizontal.measured && (up?.measured ?? true) ? .diagonalKnown : .approximated
+        positionCovariance = [horizontal.east, 0, 0, 0, horizontal.north, 0, 0, 0, up?.variance ?? Self.unknownVariance]
+        positionCovarianceType = horizontal.measured && up?.measured == true ? .diagonalKnown : .approximated
         hasVerticalVariance = up != nil
     }
 

@@ -87,7 +87,7 @@ struct NavSatFixTests {
         #expect(message.upVariance == message.positionCovariance[8])
     }
 
-    @Test("no estimate at all: unknown, all zeros; a 2D fix has no up variance")
+    @Test("no estimate at all: unknown, all zeros; a 2D fix has no up variance, and the matrix says so")
     func unknownAndTwoDimensional() {
         let bare = NavSatFix(Location(coordinate: .init(latitude: 1, longitude: 2)))
         #expect(bare.positionCovarianceType == .unknown)
@@ -98,6 +98,7 @@ struct NavSatFixTests {
                                       fix: .twoDimensional))
         #expect(flat.positionCovarianceType == .approximated)
         #expect(abs(flat.positionCovariance[0] - 1) < 1e-12 && abs(flat.positionCovariance[4] - 1) < 1e-12)
+        #expect(flat.positionCovariance[8] == NavSatFix.unknownVariance, "not 0, an exact altitude")
         #expect(flat.upVariance == nil && !flat.hasVerticalVariance && flat.altitude == nil)
 
         // GST gave latitude and longitude but not altitude: the vertical comes from epv, so approximated.
@@ -105,6 +106,27 @@ struct NavSatFixTests {
                                        deviation: .init(latitude: 0.5, longitude: 0.25)))
         #expect(mixed.positionCovarianceType == .approximated)
         expectClose(mixed.positionCovariance, [0.0625, 0, 0, 0, 0.25, 0, 0, 0, 1])
+    }
+
+    @Test("a 3D fix with an altitude and no vertical error: the up variance is unknown, never 0")
+    func altitudeWithoutVerticalError() {
+        // gpsd 3.22 for a GGA+RMC receiver without GSA: mode 3, altHAE and eph, no epv.
+        let fix = Location(coordinate: .init(latitude: 1, longitude: 2), altitude: 40, ellipsoidalAltitude: 80.5,
+                           horizontalAccuracy: 2.4477468306808166, fix: .threeDimensional)
+        let message = NavSatFix(fix)
+        #expect(message.altitude == 80.5)
+        #expect(message.positionCovarianceType == .approximated)
+        expectClose(message.positionCovariance, [1, 0, 0, 0, 1, 0, 0, 0, NavSatFix.unknownVariance])
+        #expect(message.upVariance == nil && !message.hasVerticalVariance)
+
+        // GST with horizontal errors only, and no epv: the horizontal is the receiver's, the vertical unknown, so
+        // the matrix is not "diagonal known".
+        var measured = fix
+        measured.deviation = .init(latitude: 0.5, longitude: 0.25)
+        let withGST = NavSatFix(measured)
+        #expect(withGST.positionCovarianceType == .approximated)
+        expectClose(withGST.positionCovariance, [0.0625, 0, 0, 0, 0.25, 0, 0, 0, NavSatFix.unknownVariance])
+        #expect(withGST.upVariance == nil)
     }
 
     @Test("status follows ROS's NavSatStatus: DGPS is SBAS, RTK is GBAS", arguments: [
