@@ -45,18 +45,32 @@ enum Field {
 
     static func jsonString(_ text: String) -> String { JSONText.quoted(text) }
 
+    /// `text` for XML 1.0 text or an attribute: markup escaped, and what XML cannot hold at all (control
+    /// characters, even escaped, and U+FFFE/U+FFFF) replaced with U+FFFD, as ``printable(_:)`` replaces what a
+    /// terminal would obey.
     static func xmlEscaped(_ text: String) -> String {
         var out = ""
-        for character in text {
-            switch character {
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
-            default: out.append(character)
+            case _ where !scalar.isPrintable || scalar.value == 0xFFFE || scalar.value == 0xFFFF:
+                out.unicodeScalars.append("\u{FFFD}")
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out
+    }
+
+    /// `text` with every character a terminal or a reader would take as a command instead of text (control
+    /// characters such as ESC, line breaks, bidirectional overrides) replaced with U+FFFD: what gpsd or a
+    /// recording names (a device path, an error message) is shown, never obeyed.
+    static func printable(_ text: String) -> String {
+        guard !text.unicodeScalars.allSatisfy(\.isPrintable) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.isPrintable ? $0 : "\u{FFFD}" }))
     }
 }
 
@@ -97,7 +111,7 @@ struct TextWriter: LocationWriter {
         if let speed = l.speed { rows.append(("Speed", fixed(speed, 2) + " m/s (" + fixed(speed * 3.6, 1) + " km/h)")) }
         if let course = l.course { rows.append(("Course", fixed(course, 1) + "°")) }
         if let timestamp = l.timestamp.flatMap(Field.timestamp) { rows.append(("Time", timestamp)) }
-        rows.append(("Fix", "\(l.fix.rawValue), \(l.status.rawValue)" + (l.device.map { " (\($0))" } ?? "")))
+        rows.append(("Fix", "\(l.fix.rawValue), \(l.status.rawValue)" + (l.device.map { " (\(Field.printable($0)))" } ?? "")))
         return rows.map { "\($0.0 + ":")\(String(repeating: " ", count: max(1, 11 - $0.0.count)))\($0.1)" }
             .joined(separator: "\n") + "\n"
     }
@@ -126,7 +140,7 @@ struct CSVWriter: LocationWriter {
             l.altitude.map(Field.number), l.ellipsoidalAltitude.map(Field.number),
             l.horizontalAccuracy.map(Field.number), l.verticalAccuracy.map(Field.number), l.speed.map(Field.number),
             l.speedAccuracy.map(Field.number), l.course.map(Field.number), l.courseAccuracy.map(Field.number),
-            l.climb.map(Field.number), l.fix.rawValue, l.status.rawValue, l.device,
+            l.climb.map(Field.number), l.fix.rawValue, l.status.rawValue, l.device.map(Field.printable),
         ]
         return values.map { Self.cell($0 ?? "") }.joined(separator: ",") + "\n"
     }

@@ -54,12 +54,12 @@ final class StatusReporter: Sendable {
 
     func say(_ message: String) {
         guard !quiet else { return }
-        Self.writeError("whereami: \(message)\n")
+        Self.writeError("whereami: \(Field.printable(message))\n")
     }
 
     /// Errors are printed even with --quiet: the exit status alone does not say what went wrong.
     func fail(_ message: String) {
-        Self.writeError("whereami: \(message)\n")
+        Self.writeError("whereami: \(Field.printable(message))\n")
     }
 
     /// One message to standard error with write(2), unbuffered like stderr; a failure has nowhere to be said.

@@ -19,9 +19,12 @@ package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
     /// What gpsd sent, for the log.
     package var value: String
 
+    /// `value` is kept with every character that is not ``Unicode/Scalar/isPrintable`` escaped (`\u{1B}`): it
+    /// goes to logs, and a terminal showing one must not obey what a peer sent.
     package init(_ kind: Kind, _ value: String) {
         self.kind = kind
-        self.value = value
+        self.value = value.unicodeScalars.allSatisfy(\.isPrintable) ? value
+            : value.unicodeScalars.map { $0.isPrintable ? String($0) : $0.escaped(asASCII: false) }.joined()
     }
 
     /// Whether the whole fix is dropped (its position cannot be true); otherwise only the value is.

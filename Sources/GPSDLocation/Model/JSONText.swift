@@ -3,7 +3,9 @@ import FoundationEssentials
 /// JSON text the package writes by hand (gpsd's commands; whereami's records), where a full encoder would be
 /// more than the job needs.
 package enum JSONText {
-    /// `text` as a JSON string: quoted, with quotes, backslashes and control characters escaped.
+    /// `text` as a JSON string: quoted, with quotes and backslashes escaped, and every character that is not
+    /// ``Unicode/Scalar/isPrintable`` written as a `\u` escape, so that a line of it shown on a terminal shows a
+    /// hostile device name instead of obeying it, and reads back as the same text.
     package static func quoted(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
@@ -13,13 +15,26 @@ package enum JSONText {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
+            case _ where !scalar.isPrintable:
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
             }
         }
         return out + "\""
+    }
+}
+
+extension Unicode.Scalar {
+    /// Whether the scalar is text to show, not a command to whatever shows it: false for the control characters
+    /// (C0, DEL and C1: ESC, line breaks, …), the line and paragraph separators and the bidirectional formatting
+    /// controls, which can make a terminal or an editor show something other than what is there.
+    package var isPrintable: Bool {
+        switch value {
+        case 0x00..<0x20, 0x7F...0x9F: false
+        case 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: false
+        default: true
+        }
     }
 }
 
