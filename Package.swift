@@ -47,8 +47,10 @@ let package = Package(
 
         // MARK: - Command-line tool
 
-        .executableTarget(
-            name: "whereami",
+        // The command is a library, so that its tests and fuzz targets can link it; the executable only runs it.
+        .executableTarget(name: "whereami", dependencies: ["WhereAmICore"]),
+        .target(
+            name: "WhereAmICore",
             dependencies: [
                 "GPSDLocation",
                 "CLinux",   // its signal forwarding
@@ -110,7 +112,7 @@ let package = Package(
         .testTarget(
             name: "WhereAmITests",
             dependencies: [
-                "whereami", "GPSDLocation", "GPSDTestSupport",
+                "whereami", "WhereAmICore", "GPSDLocation", "GPSDTestSupport",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

@@ -6,7 +6,7 @@ Usage:
     Scripts/make-fixtures.py --check          # also replay every log through gpsd and compare its TPVs
     Scripts/make-fixtures.py --record         # also remake the gpsd recordings:
                                               #   Tests/Fixtures/moving.gpsd.json
-                                              #   Sources/whereami/Resources/drive.gpsd.json
+                                              #   Sources/WhereAmICore/Resources/drive.gpsd.json
                                               #   Tests/Fixtures/gst.gpsd.json
     Scripts/make-fixtures.py --record --only gst   # remake one recording
     add --cycle SECONDS to change gpsfake's delay between sentences (default 0.05; gpsd's output is the same

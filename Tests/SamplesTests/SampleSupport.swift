@@ -23,7 +23,7 @@ enum Sample {
 
     /// The whereami recording, in the source tree.
     static let recording = Fixtures.directory.deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/whereami/Resources/drive.gpsd.json")
+        .appendingPathComponent("Sources/WhereAmICore/Resources/drive.gpsd.json")
 
     /// Starts the sample `name` with `arguments`.
     static func start(_ name: String, _ arguments: [String]) async throws -> CLIProcess {

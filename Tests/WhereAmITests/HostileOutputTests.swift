@@ -2,7 +2,7 @@ import Foundation
 import GPSDLocation
 import GPSDTestSupport
 import Testing
-@testable import whereami
+@testable import WhereAmICore
 
 /// What gpsd or a recording names (a device path, an error) is text for whereami's output, never a command to a
 /// terminal or a document's reader: every format, read back by a real parser, with device names made to harm.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import GPSDLocation
 import Testing
-@testable import whereami
+@testable import WhereAmICore
 
 /// The command line, parsed in-process without running anything; and the pieces that need no gpsd.
 @Suite("whereami's command line and writers, in-process")

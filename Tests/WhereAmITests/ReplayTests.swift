@@ -9,14 +9,14 @@ extension WhereAmIProcessTests {
     struct ReplayTests {
         /// The recording bundled with whereami, in the source tree.
         static let bundledRecording = packageDirectory
-            .appendingPathComponent("Sources/whereami/Resources/drive.gpsd.json")
+            .appendingPathComponent("Sources/WhereAmICore/Resources/drive.gpsd.json")
 
         @Test("the bundled recording exists and holds the drive's reports")
         func bundledRecordingIsThere() throws {
             try #require(FileManager.default.fileExists(atPath: Self.bundledRecording.path),
-                         "Sources/whereami/Resources/drive.gpsd.json is missing")
+                         "Sources/WhereAmICore/Resources/drive.gpsd.json is missing")
             let text = try String(contentsOf: Self.bundledRecording, encoding: .utf8)
-            try #require(!text.isEmpty, "Sources/whereami/Resources/drive.gpsd.json is empty")
+            try #require(!text.isEmpty, "Sources/WhereAmICore/Resources/drive.gpsd.json is empty")
             // gpspipe ends its lines with CR LF.
             let fixes = text.split(whereSeparator: \.isNewline)
                 .filter { $0.contains(#""class":"TPV""#) && $0.contains(#""mode":3"#) }

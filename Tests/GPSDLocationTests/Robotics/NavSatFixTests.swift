@@ -70,7 +70,7 @@ struct NavSatFixTests {
     @Test("without GST (drive.gpsd.json): epx, epy and epv as 95 % bounds, approximated")
     func covarianceWithoutGST() async throws {
         let url = Fixtures.directory.deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/whereami/Resources/drive.gpsd.json")
+            .appendingPathComponent("Sources/WhereAmICore/Resources/drive.gpsd.json")
         let fixes = try await epochs(of: url)
         #expect(fixes.count == 174)
         #expect(fixes.allSatisfy { $0.deviation == nil })

@@ -7,7 +7,7 @@ import Testing
 @Suite("Recordings in memory", .timeLimit(.minutes(1)))
 struct InMemoryRecordingTests {
     private static let drive = Fixtures.directory.deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/whereami/Resources/drive.gpsd.json")
+        .appendingPathComponent("Sources/WhereAmICore/Resources/drive.gpsd.json")
 
     private func fixes(of gps: AsyncLocationManager) async throws -> [Location] {
         var fixes: [Location] = []

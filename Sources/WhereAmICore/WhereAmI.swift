@@ -3,8 +3,8 @@ import FoundationEssentials
 import Glibc
 import GPSDLocation
 
-@main
-struct WhereAmI: AsyncParsableCommand {
+/// The `whereami` command (the executable target only calls `main()`).
+package struct WhereAmI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "whereami",
         abstract: "Print where this machine is, from gpsd.",
@@ -107,5 +107,12 @@ struct WhereAmI: AsyncParsableCommand {
         case .protocolError: 76
         default: 1
         }
+    }
+}
+
+extension WhereAmI {
+    /// Parses the program's arguments and runs the command: the executable's whole main.
+    package static func runAsMain() async {
+        await main()
     }
 }
