@@ -117,6 +117,9 @@ struct GPSDServerTests {
         GPSDServer(host: "::1", port: 2947),
         GPSDServer(host: "fe80::1", port: 2948, device: "/dev/gps0"),
         GPSDServer(host: "2001:db8::7", port: 65535, device: "/dev/serial/by-id/usb-u-blox:if00"),
+        // Found by Scripts/fuzz server: "2947:::" is host 2947, device ":", and "2947:2947::" is an IPv6 address.
+        GPSDServer(host: "2947", port: 2947, device: ":"),
+        GPSDServer(host: "fe80", port: 1, device: ":1"),
     ])
     func descriptionRoundTrips(server: GPSDServer) throws {
         #expect(try GPSDServer(parsing: server.description) == server)
@@ -126,5 +129,6 @@ struct GPSDServerTests {
         #expect(GPSDServer(host: "::1", port: 2948).description == "[::1]:2948")
         #expect(GPSDServer(host: "fe80::1", port: 2948, device: "/dev/gps0").description == "[fe80::1]:2948:/dev/gps0")
         #expect(GPSDServer(host: "rover", port: 2947, device: "/dev/ttyACM0").description == "rover:2947:/dev/ttyACM0")
+        #expect(GPSDServer(host: "2947", port: 2947, device: ":").description == "[2947]:2947::", "reads as IPv6 unbracketed")
     }
 }
