@@ -110,6 +110,7 @@ public final class AsyncLocationManager: Sendable {
            latest.location.meets(desiredAccuracy: desiredAccuracy) {
             return latest.location
         }
+        let timeout = timeout.asTimeout   // a clock cannot sleep until a deadline its seconds cannot hold
         let deadline = timeout.meansNever ? nil : clock.now.advanced(by: timeout)
         let id = manager.reserveSubscription()
         defer { state.withLock { $0.forget(id) } }

@@ -174,10 +174,10 @@ public final class LocationManager: Sendable {
     }
 
     /// How long ``requestLocation()`` waits before failing with ``LocationError/Code/locationUnknown``.
-    /// Defaults to ``defaultRequestTimeout``.
+    /// Defaults to ``defaultRequestTimeout``. A negative duration is taken as zero, a century or more as never.
     public var requestTimeout: Duration {
         get { state.withLock { $0.machine.requestTimeout } }
-        set { state.withLock { $0.machine.requestTimeout = newValue } }
+        set { state.withLock { $0.machine.requestTimeout = newValue.asTimeout } }
     }
 
     /// How to reconnect when the connection to gpsd fails while fixes are wanted; ``ReconnectPolicy/never``
@@ -188,10 +188,10 @@ public final class LocationManager: Sendable {
     }
 
     /// How long without any report from gpsd before ``status`` says ``LocationStatus/stale(silentFor:)``.
-    /// Defaults to ``defaultStaleTimeout``.
+    /// Defaults to ``defaultStaleTimeout``. A negative duration is taken as zero, a century or more as never.
     public var staleTimeout: Duration {
         get { state.withLock { $0.machine.staleTimeout } }
-        set { state.withLock { $0.machine.staleTimeout = newValue } }
+        set { state.withLock { $0.machine.staleTimeout = newValue.asTimeout } }
     }
 
     /// Where the manager logs what gpsd sent that cannot be true (once per kind). `Logger(label: "GPSDLocation")`

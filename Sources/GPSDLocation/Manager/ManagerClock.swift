@@ -25,6 +25,10 @@ extension Duration {
 
     /// Whether a wait this long means "never" (see ``never``).
     package var meansNever: Bool { self >= .never }
+
+    /// As a timeout: from zero (a negative one has passed already) to ``never``, so that no timer or clock
+    /// meets a duration its 64-bit seconds cannot hold.
+    package var asTimeout: Duration { self < .zero ? .zero : meansNever ? .never : self }
 }
 
 /// The system's monotonic clock and Dispatch timers.
@@ -39,7 +43,7 @@ package struct SystemManagerClock: ManagerClock {
 
     package func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
         guard !delay.meansNever else { return }
-        let (seconds, attoseconds) = delay.components
+        let (seconds, attoseconds) = delay.asTimeout.components
         let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: action)
     }

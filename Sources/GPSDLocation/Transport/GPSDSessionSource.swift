@@ -17,7 +17,7 @@ package final class GPSDSessionSource: LocationSource {
         resources: SessionResources = .system
     ) {
         self.server = server
-        self.connectTimeout = connectTimeout
+        self.connectTimeout = connectTimeout.asTimeout
         self.resources = resources
     }
 

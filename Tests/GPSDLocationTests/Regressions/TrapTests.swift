@@ -138,6 +138,31 @@ struct TrapTests {
         }
     }
 
+    @Test("timeouts of any size, negative ones too, never reach a clock that cannot hold them")
+    func timeoutsOfAnySize() async {
+        await #expect(processExitsWith: .success) {
+            let huge = [Duration.seconds(-1e19), .seconds(1e19), .seconds(Int64.min), .seconds(Int64.max) * 4]
+            for timeout in huge {
+                SystemManagerClock().schedule(after: timeout) {}
+                #expect(WakePipe.milliseconds(timeout) == (timeout < .zero ? 0 : -1))
+            }
+            let recording = Array((ReportLines.tpv(second: 1) + "\n").utf8)
+            let gps = AsyncLocationManager(recording: recording, named: "one fix", pace: .realTime)
+            gps.manager.requestTimeout = .seconds(-1e19)
+            gps.manager.staleTimeout = .seconds(-1e19)
+            #expect(gps.manager.requestTimeout == .zero && gps.manager.staleTimeout == .zero, "a negative one is none")
+            gps.manager.requestTimeout = .seconds(1e19)
+            #expect(gps.manager.requestTimeout == .never, "a century or more is never")
+            // A fix, or the timeout that passed at once: either way an answer, not a signal.
+            do {
+                _ = try await gps.requestLocation(timeout: .seconds(-1e19))
+            } catch let error as LocationError {
+                #expect(error.code == .timedOut)
+            }
+            gps.stop()
+        }
+    }
+
     @Test("the status says a negative or enormous delay in words")
     func statusOfOddDurations() async {
         await #expect(processExitsWith: .success) {
