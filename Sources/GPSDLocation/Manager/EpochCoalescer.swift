@@ -27,6 +27,10 @@ struct EpochCoalescer {
     }
 
     mutating func reset() { last.removeAll() }
+
+    /// How many receivers it keeps apart, and whether it knows `device`'s.
+    var receiverCount: Int { last.count }
+    func knows(_ device: String?) -> Bool { last[device ?? ""] != nil }
 }
 
 extension Location {

@@ -187,6 +187,10 @@ public final class LocationManager: Sendable {
         set { state.withLock { $0.machine.reconnectPolicy = newValue } }
     }
 
+    /// How many receivers the manager keeps apart now, for their epochs (at most
+    /// ``LocationManagerStateMachine/maximumReceivers``).
+    package var receiversKept: Int { state.withLock { $0.machine.coalescer.receiverCount } }
+
     /// How long without any report from gpsd before ``status`` says ``LocationStatus/stale(silentFor:)``.
     /// Defaults to ``defaultStaleTimeout``. A negative duration is taken as zero, a century or more as never.
     public var staleTimeout: Duration {

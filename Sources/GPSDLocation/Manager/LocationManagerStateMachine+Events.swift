@@ -45,6 +45,7 @@ extension LocationManagerStateMachine {
             return flushPendingEpochs(of: device ?? "") + tell(status.noFix())
         case .deviation(let deviation, let device, let time):
             guard let time else { return tell(status.heard()) }
+            if deviations[device ?? ""] == nil, deviations.count >= Self.maximumReceivers { deviations.removeAll() }
             deviations[device ?? ""] = (deviation, time)
             // A GST that comes after its epoch's TPV completes that receiver's live fix: it is passed on again,
             // completed, as a later TPV of the epoch would be, with the time it first arrived.
@@ -137,6 +138,7 @@ extension LocationManagerStateMachine {
         }
         let current = now - (age ?? .zero)
         if let latest, latest.at > current { return [] }   // an older held fix than one we have
+        let forgotten = coalescer.knows(reported.device) ? [] : makeRoomForAReceiver()
         var reported = reported
         if reported.deviation == nil, let known = deviations[reported.device ?? ""], known.time == reported.timestamp {
             reported.deviation = known.deviation   // the epoch's GST came first
@@ -156,23 +158,13 @@ extension LocationManagerStateMachine {
         var index = subscriptions.startIndex
         while index != subscriptions.endIndex {
             defer { subscriptions.formIndex(after: &index) }
-            let (id, subscription) = subscriptions[index]
-            if let age, !subscription.takesHeldFix(aged: age) { continue }
-            if subscription.takesCompleteEpochs {
-                // The newest record of its receiver's epoch waits; that receiver's previous epoch, now over, is
-                // passed on. A record of an epoch already passed on (a GST after a flush) is not held again.
-                let key = location.device ?? ""
-                var held = subscription.heldEpochs[key] ?? HeldEpoch()
-                if location.timestamp == held.passed { continue }
-                if let previous = held.pending, previous.timestamp != location.timestamp {
-                    held.passed = previous.timestamp
-                    subscriptions.values[index].heldEpochs[key] = held
-                    offer(previous, at: index, into: &notifications)
-                }
-                held.pending = location
-                subscriptions.values[index].heldEpochs[key] = held
+            if let age, !subscriptions.values[index].takesHeldFix(aged: age) { continue }
+            if subscriptions.values[index].takesCompleteEpochs {
+                hold(location, at: index, into: &notifications)
                 continue
             }
+            // A copy only here: one held while the epochs are written would copy them all, for every fix.
+            let (id, subscription) = subscriptions[index]
             let (accuracy, _) = filters(of: subscription)
             if subscription.isOneShot {
                 guard location.meets(desiredAccuracy: accuracy) else {
@@ -195,13 +187,48 @@ extension LocationManagerStateMachine {
             }
         }
         for id in ended { subscriptions[id] = nil }
-        var actions = statusActions + notifications.actions
+        var actions = forgotten + statusActions + notifications.actions
         if toDelegate {
             // One callback serves the request and the updates alike, and is what the distance filter measures from.
             subscriptions[.delegateUpdates]?.lastDelivered = location
             actions.append(.deliver([location], generation: generation))
         }
         return ended.isEmpty ? actions : actions + reconcile()
+    }
+
+    /// Receivers kept apart at most (gpsd serves four unless built for more): a peer that names a new one in every
+    /// report would otherwise grow what is kept of each without end, and the work of each fix with it.
+    static let maximumReceivers = 64
+
+    /// Before a fix of a receiver not seen yet: when as many as ``maximumReceivers`` are kept, everything kept of
+    /// them starts over. The epochs held are passed on first, so no fix is lost.
+    private mutating func makeRoomForAReceiver() -> [Action] {
+        guard coalescer.receiverCount >= Self.maximumReceivers else { return [] }
+        let actions = flushPendingEpochs()
+        for index in subscriptions.values.indices { subscriptions.values[index].heldEpochs.removeAll() }
+        coalescer.reset()
+        newestLiveFix.removeAll()
+        deviations.removeAll()
+        return actions
+    }
+
+    /// Holds `location` for the subscription at `index`, which takes complete epochs: the newest record of its
+    /// receiver's epoch waits; that receiver's previous epoch, now over, is passed on. A record of an epoch already
+    /// passed on (a GST after a flush) is not held again.
+    private mutating func hold(
+        _ location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index,
+        into notifications: inout Notifications
+    ) {
+        let key = location.device ?? ""
+        var held = subscriptions.values[index].heldEpochs[key] ?? HeldEpoch()
+        if location.timestamp == held.passed { return }
+        if let previous = held.pending, previous.timestamp != location.timestamp {
+            held.passed = previous.timestamp
+            subscriptions.values[index].heldEpochs[key] = held
+            offer(previous, at: index, into: &notifications)
+        }
+        held.pending = location
+        subscriptions.values[index].heldEpochs[key] = held
     }
 
     /// Passes `location` to the continuous consumer subscription at `index` if it meets its filters.
@@ -224,7 +251,8 @@ extension LocationManagerStateMachine {
         var index = subscriptions.startIndex
         while index != subscriptions.endIndex {
             defer { subscriptions.formIndex(after: &index) }
-            for key in subscriptions.values[index].heldEpochs.keys.sorted() where device == nil || key == device {
+            // One receiver's is looked up: sorting every receiver's for it made each fix lost cost them all.
+            for key in device.map({ [$0] }) ?? subscriptions.values[index].heldEpochs.keys.sorted() {
                 guard let pending = subscriptions.values[index].heldEpochs[key]?.pending else { continue }
                 subscriptions.values[index].heldEpochs[key] = HeldEpoch(pending: nil, passed: pending.timestamp)
                 offer(pending, at: index, into: &notifications)

@@ -79,6 +79,23 @@ struct EpochDeliveryTests {
         #expect(try await iterator.next() == Location.sample(second: 1, device: "/dev/other"))
     }
 
+    @Test func aReceiverNamedAfreshInEveryReportIsKeptWithinBoundsAndLosesNoFix() async throws {
+        let rig = AsyncRig()
+        let updates = rig.gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .unbounded)
+        await rig.source.waitForOpening()
+        var most = 0
+        for second in 1...1_000 {
+            rig.source.send(Location.sample(second: second, device: "/dev/x\(second)"))
+            if second % 3 == 0 { rig.source.send(.report(.noFix(device: "/dev/x\(second)", time: nil))) }
+            most = max(most, rig.gps.manager.receiversKept)
+        }
+        rig.source.send(.finished)
+        let received = try await collect(updates)
+        #expect(received.count == 1_000, "every receiver's epoch, once")
+        #expect(Set(received.compactMap(\.device)).count == 1_000)
+        #expect(most <= 64, "\(most) receivers kept at once")
+    }
+
     @Test func aLostConnectionEndsTheEpochAndTheStreamGoesOn() async throws {
         let rig = AsyncRig(reconnect: ReconnectPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(1), jitter: 0))
         let updates = rig.gps.updates(delivery: .oncePerEpoch)
