@@ -101,25 +101,31 @@ enum Plausibility {
             && hour < 24 && minute < 60 && second <= 60
     }
 
-    /// The text of the first `time` member of a report, as sent. Found as leniently as libgps finds it: its
-    /// parser also takes `"time""…"` and `"time" : "…"`.
-    static func timeText<Bytes: Collection<UInt8>>(in line: Bytes) -> Substring? {
+    /// The text of every `time` member of a report, as sent: libgps takes the last of several. Found as leniently
+    /// as libgps finds them: its parser also takes `"time""…"`, and any white space (CR, form feed, …) around the
+    /// colon.
+    static func timeTexts<Bytes: Collection<UInt8>>(in line: Bytes) -> [Substring] {
         // Over the bytes: on every report's path, where Foundation's string search cost more than libgps's parse.
         let bytes = Array(line)
         let key = Array(#""time""#.utf8)
-        guard bytes.count >= key.count,
-              let keyStart = (0...(bytes.count - key.count)).first(where: {
-                  bytes[$0] == key[0] && bytes[$0..<$0 + key.count].elementsEqual(key)
-              }) else { return nil }
-        var start = keyStart + key.count
-        while start < bytes.count,
-              bytes[start] == UInt8(ascii: ":") || bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") {
+        let skipped: Set<UInt8> = [UInt8(ascii: ":"), 0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D]   // isspace(3), and ':'
+        var texts: [Substring] = []
+        var index = 0
+        while index + key.count <= bytes.count {
+            guard bytes[index] == key[0], bytes[index..<index + key.count].elementsEqual(key) else {
+                index += 1
+                continue
+            }
+            var start = index + key.count
+            while start < bytes.count, skipped.contains(bytes[start]) { start += 1 }
+            index = start
+            guard start < bytes.count, bytes[start] == UInt8(ascii: "\"") else { continue }
             start += 1
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) ?? bytes.count
+            texts.append(Substring(String(decoding: bytes[start..<end], as: UTF8.self)))
+            index = end
         }
-        guard start < bytes.count, bytes[start] == UInt8(ascii: "\"") else { return nil }
-        start += 1
-        let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) ?? bytes.count
-        return Substring(String(decoding: bytes[start..<end], as: UTF8.self))
+        return texts
     }
 
     /// Whether a time (libgps's, or a decoded one) is in a year a GNSS fix can be dated in, whatever text it came

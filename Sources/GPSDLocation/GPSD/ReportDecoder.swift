@@ -61,9 +61,8 @@ package final class ReportDecoder {
         switch report.report_class {
         case CGPS_CLASS_TPV:
             bytesExamined += line.count   // the search for its time's text
-            return tpvReport(timeText: Plausibility.timeText(in: line))
-        case CGPS_CLASS_SKY:
-            return .sky(SatelliteCount(visible: Int(report.satellites_visible), used: Int(report.satellites_used)))
+            return tpvReport(timeTexts: Plausibility.timeTexts(in: line))
+        case CGPS_CLASS_SKY: return skyReport()
         case CGPS_CLASS_VERSION: return .version(messageText())
         case CGPS_CLASS_DEVICES: return .devices(count: Int(report.device_count))
         case CGPS_CLASS_DEVICE: return .device(path: deviceText(), active: report.device_active)
@@ -79,13 +78,13 @@ package final class ReportDecoder {
 
     /// A TPV, its values checked against ``Plausibility``: a fix whose position cannot be true is dropped (the
     /// report is then ``GPSDReport/other``), any other value that cannot be true is left out.
-    private func tpvReport(timeText: Substring?) -> GPSDReport {
+    private func tpvReport(timeTexts: [Substring]) -> GPSDReport {
         let device = deviceText()
         var timestamp: Date? = report.has_time ? GPSDTime.date(seconds: report.time_sec, nanoseconds: report.time_nsec) : nil
         // The text as sent, and the time libgps made of it (its parser takes what is not even JSON).
-        let textIsTime = timeText.map(Plausibility.isCalendarTime) ?? true
-        if !textIsTime || timestamp.map(Plausibility.isPlausible) == false {
-            problems.append(ReportProblem(.time, timeText.map(String.init) ?? timestamp.flatMap(GPSDTime.string(from:)) ?? ""))
+        let notATime = timeTexts.first { !Plausibility.isCalendarTime($0) }
+        if notATime != nil || timestamp.map(Plausibility.isPlausible) == false {
+            problems.append(ReportProblem(.time, notATime.map(String.init) ?? timestamp.flatMap(GPSDTime.string(from:)) ?? ""))
             timestamp = nil
         }
         // A position with a part missing (NaN) is no position; one that cannot be true drops the fix.

@@ -65,6 +65,21 @@ struct PlausibilityTests {
         #expect(problems == [.time])
     }
 
+    @Test("a time behind a CR, or sent twice (libgps takes the last), is checked as sent", arguments: [
+        "{\"class\":\"TPV\",\"mode\":3,\"time\"\r:\"2025-06-01T12:00:05.-9e9Z\",\"lat\":1,\"lon\":2}",
+        "{\"class\":\"TPV\",\"mode\":3,\"time\"\u{0C}:\u{0B}\"2025-06-01T12:00:05.-9e9Z\",\"lat\":1,\"lon\":2}",
+        #"{"class":"TPV","mode":3,"time":"2025-06-01T12:00:05.000Z","time":"2025-06-01T12:00:05.-9e9Z","lat":1,"lon":2}"#,
+    ])
+    func timesHiddenFromTheCheck(line: String) throws {
+        let (report, problems) = decode(line)
+        guard case .fix(let location) = try #require(report) else {
+            Issue.record("expected a fix, got \(String(describing: report))")
+            return
+        }
+        #expect(location.timestamp == nil, "libgps read \(String(describing: location.timestamp))")
+        #expect(problems == [.time])
+    }
+
     @Test func theEdgesOfThePossibleArePossible() throws {
         let (report, problems) = decode(tpv(#""lat":-90,"lon":180,"altMSL":-11000,"speed":0,"track":359.99"#))
         guard case .fix(let location) = try #require(report) else {
