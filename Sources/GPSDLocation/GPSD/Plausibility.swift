@@ -13,6 +13,7 @@ package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
         case course = "a course beyond 0° to 360°"
         case accuracy = "an error estimate that is negative or absurd"
         case baseline = "an RTK baseline longer than the Earth is wide"
+        case satellites = "a count of satellites that is negative, absurd, or more used than seen"
     }
 
     package var kind: Kind
@@ -55,6 +56,8 @@ enum Plausibility {
     static let speedError = 0.0...12_000.0
     /// Degrees, for the course error estimate.
     static let courseError = 0.0...360.0
+    /// Satellites a receiver can see (or use) at once: more than all four global constellations have in orbit.
+    static let satellites = 0...255
     /// The years a GNSS fix can be dated in: GPS time begins in 1980.
     static let years = 1980...2099
 

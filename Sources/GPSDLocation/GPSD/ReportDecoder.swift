@@ -127,6 +127,17 @@ package final class ReportDecoder {
         ))
     }
 
+    /// A SKY report's counts, refused if they cannot be true: libgps 3.25 and later take them from the report's
+    /// `nSat` and `uSat` as sent (-5, say), older ones count the satellites listed.
+    private func skyReport() -> GPSDReport {
+        let (visible, used) = (Int(report.satellites_visible), Int(report.satellites_used))
+        guard Plausibility.satellites.contains(visible), (0...visible).contains(used) else {
+            problems.append(ReportProblem(.satellites, "\(used) of \(visible) used"))
+            return .other
+        }
+        return .sky(SatelliteCount(visible: visible, used: used))
+    }
+
     /// A GST report: its 1-sigma errors, each checked like an error estimate. A report with none left is
     /// ``GPSDReport/other``.
     private func deviationReport() -> GPSDReport {

@@ -80,6 +80,22 @@ struct PlausibilityTests {
         #expect(problems == [.time])
     }
 
+    @Test("a SKY's counts that cannot be true are refused: libgps 3.25 and later take nSat and uSat as sent")
+    func impossibleSatelliteCounts() {
+        for line in [#"{"class":"SKY","nSat":-5,"uSat":3,"satellites":[]}"#, #"{"class":"SKY","nSat":2,"uSat":3}"#,
+                     #"{"class":"SKY","nSat":100000,"uSat":3}"#] {
+            let (report, problems) = decode(line)
+            if ReportDecoder.libgpsAPIVersion >= 14 {
+                #expect(report == .other && problems == [.satellites], "\(line)")
+            } else {
+                // Older libgps counts the satellites listed, ignoring nSat and uSat: none here.
+                #expect(report == .sky(SatelliteCount(visible: 0, used: 0)) && problems.isEmpty, "\(line)")
+            }
+        }
+        let listed = #"{"class":"SKY","satellites":[{"PRN":5,"used":true},{"PRN":6,"used":false}]}"#
+        #expect(decode(listed).0 == .sky(SatelliteCount(visible: 2, used: 1)))
+    }
+
     @Test func theEdgesOfThePossibleArePossible() throws {
         let (report, problems) = decode(tpv(#""lat":-90,"lon":180,"altMSL":-11000,"speed":0,"track":359.99"#))
         guard case .fix(let location) = try #require(report) else {
