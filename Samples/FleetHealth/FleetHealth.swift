@@ -26,7 +26,9 @@ struct FleetHealth: AsyncParsableCommand {
 
     func validate() throws {
         guard output.hasSuffix(".prom") else { throw ValidationError("the textfile collector reads only *.prom files") }
-        guard interval > 0, interval.isFinite else { throw ValidationError("--interval must be positive") }
+        guard interval > 0, interval <= 100 * 365.25 * 86_400 else {
+            throw ValidationError("--interval must be a positive number of seconds, at most a century")
+        }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
     }
 
@@ -34,7 +36,7 @@ struct FleetHealth: AsyncParsableCommand {
         let gps = try source.makeManager()
         let health = Health()
         let exporter = Exporter(label: source.replay == nil ? source.server : "replay")
-        let period = Duration.milliseconds(Int64(interval * 1000))
+        let period = Duration.seconds(interval)
         let (output, limit) = (output, count)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

@@ -23,17 +23,22 @@ struct RobotPose: AsyncParsableCommand {
     @Option(help: "Stop after this many messages.")
     var count: Int?
 
+    /// The longest wait an option takes, in seconds.
+    static let century = 100 * 365.25 * 86_400
+
     func validate() throws {
-        guard rate > 0, rate <= 1000 else { throw ValidationError("--rate must be above 0 and at most 1000") }
-        guard staleAfter > 0, staleAfter.isFinite else { throw ValidationError("--stale-after must be positive") }
+        guard rate >= 0.001, rate <= 1000 else { throw ValidationError("--rate must be from 0.001 to 1000") }
+        guard staleAfter > 0, staleAfter <= Self.century else {
+            throw ValidationError("--stale-after must be a positive number of seconds, at most a century")
+        }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
     }
 
     func run() async throws {
         let gps = try source.makeManager()
         let latest = NewestFix()
-        let period = Duration.nanoseconds(Int64(1e9 / rate))
-        let stale = Duration.milliseconds(Int64(staleAfter * 1000))
+        let period = Duration.seconds(1 / rate)
+        let stale = Duration.seconds(staleAfter)
         let limit = count
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

@@ -35,15 +35,15 @@ struct TelemetryLogger: AsyncParsableCommand {
 
     func validate() throws {
         guard maxBytes >= 1024 else { throw ValidationError("--max-bytes must be at least 1024") }
-        if let rotateAfter, !(rotateAfter > 0 && rotateAfter.isFinite) {
-            throw ValidationError("--rotate-after must be a positive number of seconds")
+        if let rotateAfter, !(rotateAfter > 0 && rotateAfter <= 100 * 365.25 * 86_400) {
+            throw ValidationError("--rotate-after must be a positive number of seconds, at most a century")
         }
     }
 
     func run() async throws {
         let files = try RotatingLog(
             directory: URL(fileURLWithPath: directory), prefix: prefix, maxBytes: maxBytes,
-            maxAge: rotateAfter.map { .milliseconds(Int64($0 * 1000)) })
+            maxAge: rotateAfter.map { .seconds($0) })
         let service = TelemetryService(gps: try source.makeManager(), sourceName: source.name, log: files)
         var logger = Logger(label: "TelemetryLogger")
         logger.logLevel = .warning
