@@ -90,12 +90,12 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
         return inet_pton(AF_INET6, text, &address) == 1
     }
 
-    /// `host:port[:device]`, with an IPv6 host in brackets; ``init(parsing:)`` reads it back. So is a host whose
-    /// text with the rest would read as an IPv6 address (host `2947`, device `:` is `[2947]:2947::`, not
-    /// `2947:2947::`).
+    /// `host:port[:device]`, with an IPv6 host in brackets; ``init(parsing:)`` reads it back. So are a host that
+    /// begins with `[`, and one whose text with the rest would read as an IPv6 address (host `2947`, device `:`
+    /// is `[2947]:2947::`, not `2947:2947::`).
     public var description: String {
         let rest = ":\(port)" + (device.map { ":\($0)" } ?? "")
-        guard host.contains(":") || Self.isIPv6Address(host + rest) else { return host + rest }
+        guard host.contains(":") || host.hasPrefix("[") || Self.isIPv6Address(host + rest) else { return host + rest }
         return "[\(host)]" + rest
     }
 

@@ -61,6 +61,15 @@ struct GPSDServerTests {
         #expect(error.reason.contains("no address"))
     }
 
+    @Test("a host that begins with '[' is written in brackets (found by Scripts/fuzz server: \"[[]\" is host \"[\")")
+    func hostBeginningWithABracket() throws {
+        let odd = try GPSDServer(parsing: "[[]")
+        #expect(odd == GPSDServer(host: "["))
+        #expect(odd.description == "[[]:2947")
+        #expect(try GPSDServer(parsing: odd.description) == odd)
+        #expect(try GPSDServer(parsing: GPSDServer(host: "[x").description) == GPSDServer(host: "[x"))
+    }
+
     @Test func textAfterClosingBracketMustBeAColon() throws {
         let error = try parseError("[::1]2947")
         #expect(error.reason.contains("':' after ']'"))
