@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Samples only: FleetHealth writes its gauges in Prometheus's text format.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Tests only: property-based tests of the model, with generators that shrink a failing input.
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // MARK: - System library
@@ -88,7 +90,10 @@ let package = Package(
         // Deterministic: scripted sources, manual clocks, loopback peers of our own. Run whole under TSan.
         .testTarget(
             name: "GPSDLocationTests",
-            dependencies: ["GPSDLocation", "GPSDTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "GPSDLocation", "GPSDTestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
         // A million reports through the live path, measuring memory (not under TSan: it would take too long).
         .testTarget(
