@@ -77,6 +77,15 @@ let package = Package(
         sample("RobotPose"),
         sample("FleetHealth", [.product(name: "Prometheus", package: "swift-prometheus")]),
 
+        // MARK: - Fuzzing (Scripts/fuzz)
+
+        // What each fuzz target checks of one input; the fuzz targets below and FuzzCheckTests run it.
+        .target(
+            name: "FuzzChecks",
+            dependencies: ["GPSDLocation", "WhereAmICore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Fuzz/Checks"
+        ),
+
         // MARK: - Test support and tests
 
         .target(
@@ -113,6 +122,8 @@ let package = Package(
                 "TelemetryLogger", "TrackRecorder", "GeofenceWatcher", "RobotPose", "FleetHealth",
             ]
         ),
+        // Every input of Fuzz/Corpus and Fuzz/FailCases through its fuzz target's check, in a child process.
+        .testTarget(name: "FuzzCheckTests", dependencies: ["FuzzChecks"]),
         // whereami in-process (parsing, writers) and as a process, against recordings and a real gpsd.
         .testTarget(
             name: "WhereAmITests",
@@ -140,6 +151,14 @@ var lifecycle: [Target.Dependency] {
     [.product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
      .product(name: "UnixSignals", package: "swift-service-lifecycle"),
      .product(name: "Logging", package: "swift-log")]
+}
+
+// libFuzzer's targets, built by Scripts/fuzz with -sanitize=fuzzer,address (whose main is libFuzzer's): they join the
+// package only then, since without libFuzzer they have no main.
+if Context.environment["GPSDLOCATION_FUZZ"] != nil {
+    for name in ["FuzzDecoder", "FuzzJSON", "FuzzServer", "FuzzArguments"] {
+        package.targets.append(.executableTarget(name: name, dependencies: ["FuzzChecks"], path: "Fuzz/Targets/\(name)"))
+    }
 }
 
 // Settings every target shares: Swift 6 language mode and the upcoming features we opt into.

@@ -138,6 +138,39 @@ enum Plausibility {
         secondsOfYears.contains(date.timeIntervalSince1970)
     }
 
+    /// Why `location` cannot be true, naming the first value outside its range, or `nil`: what every fix the
+    /// decoder or `JSONDecoder` makes passes (the fuzz targets and the tests hold them to it). A timestamp need not
+    /// be there; one that is must be plausible.
+    static func impossibility(of location: Location) -> String? {
+        let ranges: [(String, Double?, ClosedRange<Double>)] = [
+            ("latitude", location.coordinate.latitude, latitude), ("longitude", location.coordinate.longitude, longitude),
+            ("altitude", location.altitude, altitude), ("ellipsoidal altitude", location.ellipsoidalAltitude, altitude),
+            ("speed", location.speed, speed), ("climb", location.climb, climb),
+            ("course", location.course, 0...359.999_999_999),
+            ("horizontal accuracy", location.horizontalAccuracy, positionError),
+            ("vertical accuracy", location.verticalAccuracy, positionError),
+            ("latitude accuracy", location.latitudeAccuracy, positionError),
+            ("longitude accuracy", location.longitudeAccuracy, positionError),
+            ("latitude deviation", location.deviation?.latitude, positionError),
+            ("longitude deviation", location.deviation?.longitude, positionError),
+            ("altitude deviation", location.deviation?.altitude, positionError),
+            ("baseline east", location.baseline?.east, baselineComponent),
+            ("baseline north", location.baseline?.north, baselineComponent),
+            ("baseline up", location.baseline?.up, baselineComponent),
+            ("baseline length", location.baseline?.length, baselineLength),
+            ("baseline course", location.baseline?.course, 0...359.999_999_999),
+            ("speed accuracy", location.speedAccuracy, speedError),
+            ("course accuracy", location.courseAccuracy, courseError),
+        ]
+        for (name, value, range) in ranges {
+            if let value, !(value.isFinite && range.contains(value)) { return "\(name) \(value)" }
+        }
+        if let timestamp = location.timestamp, !isPlausible(timestamp) {
+            return "time \(timestamp.timeIntervalSince1970) s since 1970"
+        }
+        return nil
+    }
+
     /// ``years`` in seconds since 1970.
     private static let secondsOfYears = 315_532_800.0..<4_102_444_800.0
 }

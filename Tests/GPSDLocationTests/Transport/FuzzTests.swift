@@ -32,7 +32,9 @@ struct FuzzTests {
         let last = GPSDTime.date(from: ReportLines.time(100_000_000))
         for try await fix in updates {
             delivered += 1
-            if let problem = Self.impossibility(of: fix) { impossible.append("\(problem): \(fix)") }
+            if let problem = fix.timestamp == nil ? "no time" : Plausibility.impossibility(of: fix) {
+                impossible.append("\(problem): \(fix)")
+            }
             if fix.timestamp == last { break }
         }
         await sending.value
@@ -45,28 +47,6 @@ struct FuzzTests {
         #expect(delivered > 1_000, "the fuzz also makes many good fixes")
         #expect(statistics.skippedLines > 1_000 && statistics.rejectedFixes > 1_000 && statistics.rejectedValues > 1_000)
         gps.stop()
-    }
-
-    /// Why `fix` cannot be true, or nil.
-    static func impossibility(of fix: Location) -> String? {
-        let ranges: [(String, Double?, ClosedRange<Double>)] = [
-            ("latitude", fix.coordinate.latitude, Plausibility.latitude),
-            ("longitude", fix.coordinate.longitude, Plausibility.longitude),
-            ("altitude", fix.altitude, Plausibility.altitude),
-            ("ellipsoidal altitude", fix.ellipsoidalAltitude, Plausibility.altitude),
-            ("speed", fix.speed, Plausibility.speed), ("climb", fix.climb, Plausibility.climb),
-            ("course", fix.course, 0...359.999_999_999),
-            ("horizontal accuracy", fix.horizontalAccuracy, Plausibility.positionError),
-            ("vertical accuracy", fix.verticalAccuracy, Plausibility.positionError),
-            ("speed accuracy", fix.speedAccuracy, Plausibility.speedError),
-            ("course accuracy", fix.courseAccuracy, Plausibility.courseError),
-        ]
-        for (name, value, range) in ranges {
-            if let value, !(value.isFinite && range.contains(value)) { return "\(name) \(value)" }
-        }
-        guard let timestamp = fix.timestamp else { return "no time" }
-        guard let text = GPSDTime.string(from: timestamp) else { return "time \(timestamp.timeIntervalSince1970)" }
-        return Plausibility.isCalendarTime(Substring(text)) ? nil : "time \(text)"
     }
 }
 
