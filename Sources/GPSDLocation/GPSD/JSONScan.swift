@@ -125,3 +125,124 @@ struct JSONScan {
         return nil
     }
 }
+
+extension JSONScan {
+    /// Whether `bytes` are one JSON object, white space around it allowed, nested at most ``maximumDepth`` deep:
+    /// what the decoder hands libgps, and nothing else. gpsd sends nothing else, and libgps 3.22's parser loops for
+    /// ever on some lines that are not JSON (`{e"class":"WATCH"`, found by Scripts/fuzz decoder).
+    ///
+    /// Strings are taken as JSON has them, escapes and all, but bytes below 0x20 inside them are let through as
+    /// libgps lets them (a peer's raw escape sequence is output's to neutralise); numbers, `true`, `false` and
+    /// `null` must be what JSON says they are. Walks the bytes once and allocates nothing.
+    static func isObject(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var walk = Walk(bytes: bytes)
+        walk.skipSpace()
+        guard walk.index < bytes.count, bytes[walk.index] == UInt8(ascii: "{"), walk.value(depth: 0) else { return false }
+        walk.skipSpace()
+        return walk.index == bytes.count
+    }
+
+    /// The validating walk of ``isObject(_:)``.
+    private struct Walk {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        mutating func skipSpace() {
+            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        }
+
+        /// Skips white space, then takes `byte` if it comes next.
+        mutating func take(_ byte: UInt8) -> Bool {
+            skipSpace()
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+
+        /// One value, at nesting `depth`.
+        mutating func value(depth: Int) -> Bool {
+            skipSpace()
+            guard index < bytes.count else { return false }
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                guard depth < JSONScan.maximumDepth else { return false }
+                index += 1
+                if take(UInt8(ascii: "}")) { return true }
+                repeat {
+                    skipSpace()
+                    guard string(), take(UInt8(ascii: ":")), value(depth: depth + 1) else { return false }
+                } while take(UInt8(ascii: ","))
+                return take(UInt8(ascii: "}"))
+            case UInt8(ascii: "["):
+                guard depth < JSONScan.maximumDepth else { return false }
+                index += 1
+                if take(UInt8(ascii: "]")) { return true }
+                repeat {
+                    guard value(depth: depth + 1) else { return false }
+                } while take(UInt8(ascii: ","))
+                return take(UInt8(ascii: "]"))
+            case UInt8(ascii: "\""):
+                return string()
+            case UInt8(ascii: "t"): return literal("true")
+            case UInt8(ascii: "f"): return literal("false")
+            case UInt8(ascii: "n"): return literal("null")
+            default:
+                return number()
+            }
+        }
+
+        /// A string, from its opening quote past its closing one.
+        mutating func string() -> Bool {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return false }
+            index += 1
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return true
+                case UInt8(ascii: "\\"):
+                    index += 2
+                default:
+                    index += 1
+                }
+            }
+            return false
+        }
+
+        mutating func literal(_ word: StaticString) -> Bool {
+            let count = word.utf8CodeUnitCount
+            guard bytes.count - index >= count else { return false }
+            for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { return false }
+            index += count
+            return true
+        }
+
+        /// A number as JSON writes it: `-?(0|[1-9]digits*)(.digits)?([eE][+-]?digits)?`.
+        mutating func number() -> Bool {
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "0") {
+                index += 1   // no digit may follow a leading zero
+                if index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { return false }
+            } else {
+                guard digits() else { return false }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                guard digits() else { return false }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard digits() else { return false }
+            }
+            return true
+        }
+
+        /// One digit or more.
+        mutating func digits() -> Bool {
+            let start = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            return index > start
+        }
+    }
+}

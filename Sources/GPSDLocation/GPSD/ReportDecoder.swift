@@ -44,18 +44,18 @@ package final class ReportDecoder {
     /// One report; with `onlyTPV` (an element of a POLL's `tpv` list) anything but a TPV is `nil`, so that a
     /// POLL nested in a POLL is not decoded again at every depth.
     private func decode<Bytes: Collection<UInt8>>(_ line: Bytes, onlyTPV: Bool) -> GPSDReport? {
-        bytesExamined += line.count
+        bytesExamined += 2 * line.count   // copied, and walked
         // gps_unpack wants a writable, NUL-terminated C string.
         var bytes = [CChar]()
         bytes.reserveCapacity(line.count + 1)
         for byte in line { bytes.append(CChar(bitPattern: byte)) }
         bytes.append(0)
-        // A report is one whole JSON object. gpsd's lines end with '}'; libgps's parser accepts a line cut
-        // off anywhere (a recording whose writer died), so insist on both ends.
-        let whitespace: Set<UInt8> = [0x20, 0x09, 0x0D, 0x0A]
-        guard line.first(where: { !whitespace.contains($0) }) == UInt8(ascii: "{"),
-              line.reversed().first(where: { !whitespace.contains($0) }) == UInt8(ascii: "}")
-        else { return nil }
+        // A report is one whole JSON object. libgps's parser accepts a line cut off anywhere (a recording whose
+        // writer died), and loops for ever on some that are not JSON at all: it gets only what is.
+        let isObject = bytes.withUnsafeBufferPointer {
+            $0.withMemoryRebound(to: UInt8.self) { JSONScan.isObject(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+        }
+        guard isObject else { return nil }
         let result = bytes.withUnsafeMutableBufferPointer { cgps_unpack($0.baseAddress, data, &report) }
         guard result >= 0, !onlyTPV || report.report_class == CGPS_CLASS_TPV else { return nil }
         switch report.report_class {

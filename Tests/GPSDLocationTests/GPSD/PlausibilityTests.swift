@@ -53,21 +53,23 @@ struct PlausibilityTests {
         #expect(problems == [.time])
     }
 
-    @Test func aTimeLibgpsReadsFromBrokenJSONIsCheckedToo() throws {
+    @Test("a line that is not JSON is no report, whatever libgps would make of it", arguments: [
         // Found by fuzzing: libgps takes `"time""…"` (no colon) and makes year 225 of "225-6-01T…".
-        let line = #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time""225-6-01T14:58:29.000Z","lat":1,"lon":2}"#
+        #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time""225-6-01T14:58:29.000Z","lat":1,"lon":2}"#,
+        // Form feed and vertical tab are white space to libgps, not to JSON.
+        "{\"class\":\"TPV\",\"mode\":3,\"time\"\u{0C}:\u{0B}\"2025-06-01T12:00:05.-9e9Z\",\"lat\":1,\"lon\":2}",
+        // Found by Scripts/fuzz decoder: libgps 3.22's parser loops for ever on it.
+        #"{e"class":"WATCH""#, #"{"class":"TPV","mode":3,"lat":1,"lon":2,}"#, #"{"class":"TPV","mode":03,"lat":1,"lon":2}"#,
+        #"{"class":"TPV","mode":3,"lat":1,"lon":2} {}"#, #"{"class":"TPV","mode":3,"lat":.5,"lon":2}"#,
+    ])
+    func notJSON(line: String) throws {
         let (report, problems) = decode(line)
-        guard case .fix(let location) = try #require(report) else {
-            Issue.record("expected a fix, got \(String(describing: report))")
-            return
-        }
-        #expect(location.timestamp == nil)
-        #expect(problems == [.time])
+        #expect(report == nil, "\(String(describing: report))")
+        #expect(problems.isEmpty)
     }
 
     @Test("a time behind a CR, or sent twice (libgps takes the last), is checked as sent", arguments: [
         "{\"class\":\"TPV\",\"mode\":3,\"time\"\r:\"2025-06-01T12:00:05.-9e9Z\",\"lat\":1,\"lon\":2}",
-        "{\"class\":\"TPV\",\"mode\":3,\"time\"\u{0C}:\u{0B}\"2025-06-01T12:00:05.-9e9Z\",\"lat\":1,\"lon\":2}",
         #"{"class":"TPV","mode":3,"time":"2025-06-01T12:00:05.000Z","time":"2025-06-01T12:00:05.-9e9Z","lat":1,"lon":2}"#,
     ])
     func timesHiddenFromTheCheck(line: String) throws {
