@@ -132,16 +132,17 @@ enum Plausibility {
     }
 
     /// Whether a time (libgps's, or a decoded one) is in a year a GNSS fix can be dated in, whatever text it came
-    /// from: from 1980-01-01T00:00:00Z to the end of 2099. Compared as seconds, so any `Date` will do (NaN and
-    /// infinities are not plausible).
-    static func isPlausible(_ date: Date) -> Bool {
+    /// from: from 1980-01-01T00:00:00Z to the end of 2099, but for its last half millisecond, which gpsd's format
+    /// (``GPSDTime/string(from:)``, to the millisecond) would write as 2100 (found by Scripts/fuzz json). Compared
+    /// as seconds, so any `Date` will do (NaN and infinities are not plausible).
+    package static func isPlausible(_ date: Date) -> Bool {
         secondsOfYears.contains(date.timeIntervalSince1970)
     }
 
     /// Why `location` cannot be true, naming the first value outside its range, or `nil`: what every fix the
     /// decoder or `JSONDecoder` makes passes (the fuzz targets and the tests hold them to it). A timestamp need not
     /// be there; one that is must be plausible.
-    static func impossibility(of location: Location) -> String? {
+    package static func impossibility(of location: Location) -> String? {
         let ranges: [(String, Double?, ClosedRange<Double>)] = [
             ("latitude", location.coordinate.latitude, latitude), ("longitude", location.coordinate.longitude, longitude),
             ("altitude", location.altitude, altitude), ("ellipsoidal altitude", location.ellipsoidalAltitude, altitude),
@@ -171,6 +172,6 @@ enum Plausibility {
         return nil
     }
 
-    /// ``years`` in seconds since 1970.
-    private static let secondsOfYears = 315_532_800.0..<4_102_444_800.0
+    /// ``years`` in seconds since 1970, less the last half millisecond (see ``isPlausible(_:)``).
+    static let secondsOfYears = 315_532_800.0..<4_102_444_799.999_5
 }
