@@ -37,15 +37,17 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``ParseError`` saying what is wrong, for an empty string, an unclosed bracket, a port that is
     ///   not a number from 1 to 65535, an empty device, or an IPv6 address without brackets.
     public init(parsing text: String) throws(ParseError) {
-        var rest = Substring(text)
+        // Split by scalars, not Characters: a character such as U+0602 (a prepended mark) joins the ':' after it
+        // into one Character, and "؂:2947" would not split (found by Scripts/fuzz server).
+        var rest = Substring(text).unicodeScalars
         var host = "localhost"
         guard !text.isEmpty else { throw ParseError(input: text, reason: "the server is empty") }
 
-        if rest.hasPrefix("[") {
+        if rest.first == "[" {
             guard let close = rest.firstIndex(of: "]") else {
                 throw ParseError(input: text, reason: "an IPv6 address in brackets is missing its ']'")
             }
-            host = String(rest[rest.index(after: rest.startIndex)..<close])
+            host = String(Substring(rest[rest.index(after: rest.startIndex)..<close]))
             guard !host.isEmpty else { throw ParseError(input: text, reason: "the brackets hold no address") }
             rest = rest[rest.index(after: close)...]
             if !rest.isEmpty {
@@ -59,13 +61,14 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
                 throw ParseError(input: text, reason: "an IPv6 address goes in brackets, as in [::1]:2947 or [\(text)]")
             }
             let hostPart = rest.prefix { $0 != ":" }
-            if !hostPart.isEmpty { host = String(hostPart) }
-            rest = rest.dropFirst(hostPart.count)
+            if !hostPart.isEmpty { host = String(Substring(hostPart)) }
+            rest = rest[hostPart.endIndex...]
             if rest.first == ":" { rest = rest.dropFirst() }
         }
 
         var port = Self.defaultPort
-        let portPart = rest.prefix { $0 != ":" }
+        let portScalars = rest.prefix { $0 != ":" }
+        let portPart = String(Substring(portScalars))
         if !portPart.isEmpty {
             guard let value = UInt16(portPart), value > 0 else {
                 let hint = host.contains(":") || portPart.contains(where: \.isHexDigit) && rest.contains(":")
@@ -74,13 +77,13 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
             }
             port = value
         }
-        rest = rest.dropFirst(portPart.count)
+        rest = rest[portScalars.endIndex...]
 
         var device: String?
         if rest.first == ":" {
             let devicePart = rest.dropFirst()
             guard !devicePart.isEmpty else { throw ParseError(input: text, reason: "the device after ':' is empty") }
-            device = String(devicePart)
+            device = String(Substring(devicePart))
         }
         self.init(host: host, port: port, device: device)
     }

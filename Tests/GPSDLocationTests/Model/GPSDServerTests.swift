@@ -129,6 +129,8 @@ struct GPSDServerTests {
         // Found by Scripts/fuzz server: "2947:::" is host 2947, device ":", and "2947:2947::" is an IPv6 address.
         GPSDServer(host: "2947", port: 2947, device: ":"),
         GPSDServer(host: "fe80", port: 1, device: ":1"),
+        // And: "\u{602}" (a prepended mark) joins the ':' after it into one Character.
+        GPSDServer(host: "\u{602}", port: 2947), GPSDServer(host: "a\u{602}", port: 2948, device: "\u{602}:x"),
     ])
     func descriptionRoundTrips(server: GPSDServer) throws {
         #expect(try GPSDServer(parsing: server.description) == server)
