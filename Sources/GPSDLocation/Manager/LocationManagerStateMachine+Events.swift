@@ -10,14 +10,17 @@ extension LocationManagerStateMachine {
         switch event {
         case .connected: return sessionConnected(now: now)
         case .report(let report):
-            proveConnection(by: report, now: now)
+            proveConnection(by: report)
             return heard(now: now) + handle(report, now: now, arrival: arrival)
         case .rejected(let problem): return reject(problem)
         case .skippedLine:
             // Not a report: a peer that sends only garbage goes stale.
             statistics.skippedLines += 1
             return []
-        case .failed(let error): return sessionEnded(with: error)
+        case .failed(let error):
+            // A connection that held for a while was good, whatever it brought (a gpsd waiting for a receiver).
+            if let since = connectedSince, now - since >= Self.connectionProvenAfter { failedAttempts = 0 }
+            return sessionEnded(with: error)
         case .finished: return sessionEnded(with: nil)
         }
     }
@@ -61,24 +64,14 @@ extension LocationManagerStateMachine {
         }
     }
 
-    /// The backoff starts over once the connection has proved good: it brought a fix, or the receiver's reports
-    /// (not gpsd's greeting, its device list or an answer to a command) across ``connectionProvenAfter``. A peer
-    /// that greets and hangs up is retried ever more slowly, and ``ReconnectPolicy/maximumRetries`` ends it.
-    private mutating func proveConnection(by report: GPSDReport, now: Duration) {
-        guard failedAttempts > 0 else { return }
+    /// The backoff starts over once the connection has proved good: it brought a fix, or it held for
+    /// ``connectionProvenAfter`` (checked when it fails). gpsd's greeting proves nothing: a peer that greets and
+    /// hangs up is retried ever more slowly, and ``ReconnectPolicy/maximumRetries`` ends it.
+    private mutating func proveConnection(by report: GPSDReport) {
         switch report {
-        case .fix:
-            failedAttempts = 0
-        case .poll(_, let fixes) where !fixes.isEmpty:
-            failedAttempts = 0
-        case .noFix, .sky, .deviation:
-            guard let since = receiverReportsSince else {
-                receiverReportsSince = now
-                return
-            }
-            if now - since >= Self.connectionProvenAfter { failedAttempts = 0 }
-        case .poll, .version, .devices, .device, .error, .other:
-            break
+        case .fix: failedAttempts = 0
+        case .poll(_, let fixes) where !fixes.isEmpty: failedAttempts = 0
+        default: break
         }
     }
 

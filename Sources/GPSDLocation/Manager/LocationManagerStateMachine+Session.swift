@@ -20,7 +20,7 @@ extension LocationManagerStateMachine {
 
     private mutating func openNextSession() -> [Action] {
         sessionCount += 1
-        receiverReportsSince = nil
+        connectedSince = nil
         source = .opening(number: sessionCount, ended: nil)
         return tell(status.connecting(attempt: failedAttempts + 1)) + [.openSession(number: sessionCount)]
     }
@@ -139,6 +139,7 @@ extension LocationManagerStateMachine {
     /// The session connected: the requests waiting have seen a connection (and so do those that come while it
     /// lasts), and the watchdog starts.
     mutating func sessionConnected(now: Duration) -> [Action] {
+        connectedSince = now
         if case .opening(let number, _) = source { connectedSession = number }
         if case .open(let number, _) = source { connectedSession = number }
         for (id, subscription) in subscriptions where subscription.isOneShot { subscriptions[id]?.sawConnection = true }

@@ -80,9 +80,9 @@ struct LocationManagerStateMachine {
     /// peer that accepts and hangs up at once (a gpsd at its limit of clients), or greets first, does not reset
     /// the backoff.
     var failedAttempts = 0
-    /// When the current session's first report from a receiver came, while the backoff waits for it to prove good.
-    var receiverReportsSince: Duration?
-    /// How long a session must bring a receiver's reports (without a fix) to count as good.
+    /// When the current session connected, if it has.
+    var connectedSince: Duration?
+    /// How long a session must hold, without a fix, to count as good.
     static let connectionProvenAfter = Duration.seconds(10)
     /// The session that has connected, while it is the current one.
     var connectedSession: Int?

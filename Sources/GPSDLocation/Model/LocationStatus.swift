@@ -13,7 +13,7 @@
 /// ```
 public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
     /// Connecting to gpsd (or opening a recording); `attempt` counts from 1 since a connection last proved good
-    /// (it brought a fix, or a receiver's reports for 10 s).
+    /// (it brought a fix, or held for 10 s).
     case connecting(attempt: Int)
     /// Connected and watching; gpsd's release once its banner has arrived.
     case connected(gpsdVersion: String?)

@@ -20,8 +20,8 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// How much each delay may vary, as a fraction of it (0.2: ±20 %).
     public var jitter: Double
     /// How many times in a row to retry after failed attempts before the watch ends with the last error; `nil`:
-    /// no limit, 0: never. The count starts over only once a connection proves good: it brings a fix, or a
-    /// receiver's reports for 10 s. A peer that greets and hangs up does not reset it.
+    /// no limit, 0: never. The count starts over only once a connection proves good: it brings a fix, or holds
+    /// for 10 s. A peer that greets and hangs up does not reset it.
     public var maximumRetries: Int?
 
     /// 0.25 s doubling to 8 s, ±20 %, without end.
