@@ -9,12 +9,15 @@ import FoundationEssentials
 struct EpochCoalescer {
     var discontinuity: Double = 2
     private var last: [String: Location] = [:]
+    /// The receivers in ``last``, in the order they were first seen.
+    private var receivers: [String] = []
 
     /// Whether `fix` should be passed on; remembers it if so.
     mutating func accept(_ fix: Location) -> Bool {
         let key = fix.device ?? ""
         guard let previous = last[key] else {
             last[key] = fix
+            receivers.append(key)
             return true
         }
         if fix == previous { return false }
@@ -26,11 +29,23 @@ struct EpochCoalescer {
         return true
     }
 
-    mutating func reset() { last.removeAll() }
+    mutating func reset() {
+        last.removeAll()
+        receivers.removeAll()
+    }
 
     /// How many receivers it keeps apart, and whether it knows `device`'s.
     var receiverCount: Int { last.count }
     func knows(_ device: String?) -> Bool { last[device ?? ""] != nil }
+
+    /// The receiver first seen of those it keeps.
+    var oldestReceiver: String? { receivers.first }
+
+    /// Forgets `device`'s receiver: its next fix is taken as a first one.
+    mutating func forget(_ device: String) {
+        guard last.removeValue(forKey: device) != nil, let index = receivers.firstIndex(of: device) else { return }
+        receivers.remove(at: index)
+    }
 }
 
 extension Location {

@@ -48,7 +48,9 @@ extension LocationManagerStateMachine {
             return flushPendingEpochs(of: device ?? "") + tell(status.noFix())
         case .deviation(let deviation, let device, let time):
             guard let time else { return tell(status.heard()) }
-            if deviations[device ?? ""] == nil, deviations.count >= Self.maximumReceivers { deviations.removeAll() }
+            if deviations[device ?? ""] == nil, deviations.count >= Self.maximumReceivers {
+                deviations.remove(at: deviations.startIndex)   // one receiver's, to bound them
+            }
             deviations[device ?? ""] = (deviation, time)
             // A GST that comes after its epoch's TPV completes that receiver's live fix: it is passed on again,
             // completed, as a later TPV of the epoch would be, with the time it first arrived.
@@ -131,7 +133,7 @@ extension LocationManagerStateMachine {
         }
         let current = now - (age ?? .zero)
         if let latest, latest.at > current { return [] }   // an older held fix than one we have
-        let forgotten = coalescer.knows(reported.device) ? [] : makeRoomForAReceiver()
+        let forgotten = coalescer.knows(reported.device) ? [] : makeRoomForAReceiver()   // before it is counted
         var reported = reported
         if reported.deviation == nil, let known = deviations[reported.device ?? ""], known.time == reported.timestamp {
             reported.deviation = known.deviation   // the epoch's GST came first
@@ -193,15 +195,16 @@ extension LocationManagerStateMachine {
     /// report would otherwise grow what is kept of each without end, and the work of each fix with it.
     static let maximumReceivers = 64
 
-    /// Before a fix of a receiver not seen yet: when as many as ``maximumReceivers`` are kept, everything kept of
-    /// them starts over. The epochs held are passed on first, so no fix is lost.
+    /// Before a fix of a receiver not seen yet: when as many as ``maximumReceivers`` are kept, the one first seen
+    /// is forgotten, its held epoch passed on first, so no fix is lost. Only past that many receivers can an
+    /// epoch be passed on twice: that of a forgotten receiver that reports it again.
     private mutating func makeRoomForAReceiver() -> [Action] {
-        guard coalescer.receiverCount >= Self.maximumReceivers else { return [] }
-        let actions = flushPendingEpochs()
-        for index in subscriptions.values.indices { subscriptions.values[index].heldEpochs.removeAll() }
-        coalescer.reset()
-        newestLiveFix.removeAll()
-        deviations.removeAll()
+        guard coalescer.receiverCount >= Self.maximumReceivers, let oldest = coalescer.oldestReceiver else { return [] }
+        let actions = flushPendingEpochs(of: oldest)
+        for index in subscriptions.values.indices { subscriptions.values[index].heldEpochs[oldest] = nil }
+        coalescer.forget(oldest)
+        newestLiveFix[oldest] = nil
+        deviations[oldest] = nil
         return actions
     }
 
@@ -238,8 +241,8 @@ extension LocationManagerStateMachine {
         notifications.add(.location(location), for: id, of: &subscriptions.values[index], to: consumer)
     }
 
-    /// The epochs streams hold back are over (the fix was lost, the connection ended, the source ended): each
-    /// is passed on, ahead of what ended it. Only `device`'s, if given.
+    /// The epochs streams hold back are over (the fix was lost, the receiver went away or was forgotten, the
+    /// connection ended, the source ended): each is passed on, ahead of what ended it. Only `device`'s, if given.
     mutating func flushPendingEpochs(into notifications: inout Notifications, device: String? = nil) {
         var index = subscriptions.startIndex
         while index != subscriptions.endIndex {

@@ -96,6 +96,30 @@ struct EpochDeliveryTests {
         #expect(most <= 64, "\(most) receivers kept at once")
     }
 
+    @Test func forgettingTheFirstReceiverLeavesTheOthersExact() async throws {
+        let rig = AsyncRig()
+        let once = rig.gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .unbounded)
+        let asReported = rig.gps.updates(bufferingPolicy: .unbounded)
+        await rig.source.waitForOpening()
+        func partial(of device: String) -> Location {
+            var fix = self.partial(1)
+            fix.device = device
+            return fix
+        }
+        for receiver in 0..<64 { rig.source.send(partial(of: "/dev/r\(receiver)")) }
+        rig.source.send(Location.sample(second: 1, device: "/dev/new"))   // the 65th: /dev/r0 is forgotten
+        let complete = Location.sample(second: 1, device: "/dev/r1")
+        rig.source.send(complete)   // completes /dev/r1's epoch
+        rig.source.send(complete)   // the same again
+        rig.source.send(.finished)
+        let epochs = try await collect(once)
+        #expect(epochs.count == 65, "every receiver's epoch, once")
+        #expect(epochs.filter { $0.device == "/dev/r1" } == [complete], "the receivers kept are held as before")
+        #expect(epochs.first == partial(of: "/dev/r0"), "the forgotten one's, passed on when it was forgotten")
+        let reported = try await collect(asReported)
+        #expect(reported.filter { $0.device == "/dev/r1" } == [partial(of: "/dev/r1"), complete], "the repeat dropped")
+    }
+
     @Test func aLostConnectionEndsTheEpochAndTheStreamGoesOn() async throws {
         let rig = AsyncRig(reconnect: ReconnectPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(1), jitter: 0))
         let updates = rig.gps.updates(delivery: .oncePerEpoch)
