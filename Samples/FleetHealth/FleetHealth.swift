@@ -26,8 +26,8 @@ struct FleetHealth: AsyncParsableCommand {
 
     func validate() throws {
         guard output.hasSuffix(".prom") else { throw ValidationError("the textfile collector reads only *.prom files") }
-        guard interval > 0, interval <= 100 * 365.25 * 86_400 else {
-            throw ValidationError("--interval must be a positive number of seconds, at most a century")
+        guard interval >= 0.001, interval <= 100 * 365.25 * 86_400 else {
+            throw ValidationError("--interval must be from 0.001 seconds to a century")
         }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
     }

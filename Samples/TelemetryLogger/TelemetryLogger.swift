@@ -35,8 +35,8 @@ struct TelemetryLogger: AsyncParsableCommand {
 
     func validate() throws {
         guard maxBytes >= 1024 else { throw ValidationError("--max-bytes must be at least 1024") }
-        if let rotateAfter, !(rotateAfter > 0 && rotateAfter <= 100 * 365.25 * 86_400) {
-            throw ValidationError("--rotate-after must be a positive number of seconds, at most a century")
+        if let rotateAfter, !(rotateAfter >= 0.001 && rotateAfter <= 100 * 365.25 * 86_400) {
+            throw ValidationError("--rotate-after must be from 0.001 seconds to a century")
         }
     }
 
