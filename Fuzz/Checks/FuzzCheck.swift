@@ -1,7 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
-@testable import GPSDLocation
-@testable import WhereAmICore
+import GPSDLocation
+import WhereAmICore
 
 /// What each fuzz target does with one input: feed it to a parser the way outside bytes reach it, then hold what
 /// came out to what must be true of it. A violation is a `preconditionFailure` naming it, so libFuzzer keeps the
@@ -148,11 +148,8 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
     private static func arguments(_ input: [UInt8]) {
         let arguments = input.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         do {
-            let command = try WhereAmI.parse(arguments)
             // What a run makes of the options first, without running it.
-            _ = (command.request.timeout.duration, command.request.maxAge?.duration, command.connection.speed)
-            var writer = command.output.format.makeWriter(streaming: command.request.follow)
-            _ = writer.header + writer.record(Location(coordinate: .init(latitude: 1, longitude: 2))) + writer.footer
+            _ = try WhereAmI.parse(arguments).preflight()
         } catch {
             _ = WhereAmI.fullMessage(for: error)
             _ = WhereAmI.exitCode(for: error)

@@ -111,6 +111,14 @@ package struct WhereAmI: AsyncParsableCommand {
 }
 
 extension WhereAmI {
+    /// What a run makes of its options before it starts anything: the waits as durations, and the output's
+    /// header, a record and footer. For the fuzz target of the command line, which must not connect or replay.
+    package func preflight() -> (timeout: Duration, maximumAge: Duration?, sample: String) {
+        var writer = output.format.makeWriter(streaming: request.follow)
+        let sample = writer.header + writer.record(Location(coordinate: .init(latitude: 0, longitude: 0))) + writer.footer
+        return (request.timeout.duration, request.maxAge?.duration, sample)
+    }
+
     /// Parses the program's arguments and runs the command: the executable's whole main.
     package static func runAsMain() async {
         await main()

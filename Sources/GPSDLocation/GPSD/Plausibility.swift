@@ -1,4 +1,4 @@
-import FoundationEssentials
+package import FoundationEssentials
 import Glibc
 
 /// Something gpsd sent that cannot be true, found while decoding one report.
@@ -37,9 +37,9 @@ package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
 /// The ranges a value of a fix must be in to be possible, generous enough for anything that moves on, under or
 /// above the earth with a GNSS receiver (a submarine, an aircraft, a satellite in low orbit), and tight enough
 /// that garbage (`1e308`, a negative speed) never reaches a user.
-enum Plausibility {
-    static let latitude = -90.0...90.0
-    static let longitude = -180.0...180.0
+package enum Plausibility {
+    package static let latitude = -90.0...90.0
+    package static let longitude = -180.0...180.0
     /// Metres: the deepest ocean to low earth orbit.
     static let altitude = -11_000.0...1_000_000.0
     /// Metres per second: faster than anything in orbit.
@@ -57,7 +57,7 @@ enum Plausibility {
     /// Degrees, for the course error estimate.
     static let courseError = 0.0...360.0
     /// Satellites a receiver can see (or use) at once: more than all four global constellations have in orbit.
-    static let satellites = 0...255
+    package static let satellites = 0...255
     /// The years a GNSS fix can be dated in: GPS time begins in 1980.
     static let years = 1980...2099
 

@@ -1,14 +1,14 @@
 /// Splits a byte stream into lines (LF or CRLF), dropping lines longer than `limit` bytes.
-struct LineSplitter {
-    let limit: Int
+package struct LineSplitter {
+    package let limit: Int
     private var pending: [UInt8] = []
     private var overflowing = false
 
-    init(limit: Int = 64 * 1024) { self.limit = limit }
+    package init(limit: Int = 64 * 1024) { self.limit = limit }
 
     /// Feeds bytes; calls `line` for each complete line (without its terminator) and `skipped` for each line
     /// that was too long.
-    mutating func append(
+    package mutating func append(
         _ bytes: UnsafeRawBufferPointer, line: (ArraySlice<UInt8>) -> Void, skipped: () -> Void
     ) {
         var start = bytes.startIndex
@@ -33,7 +33,7 @@ struct LineSplitter {
     }
 
     /// The last line of a stream that did not end with a newline.
-    mutating func finish(line: (ArraySlice<UInt8>) -> Void, skipped: () -> Void) {
+    package mutating func finish(line: (ArraySlice<UInt8>) -> Void, skipped: () -> Void) {
         if overflowing { skipped() } else if !pending.isEmpty { line(pending[...]) }
         pending.removeAll()
         overflowing = false
