@@ -142,6 +142,19 @@ extension JSONScan {
         return walk.index == bytes.count
     }
 
+    /// Whether `bytes` are a report as gpsd writes one: an object (``isObject(_:)``) that begins `{"class":"`.
+    /// libgps finds a report's class as the first `"class":"` anywhere in the line, and then reads the whole line
+    /// as a report of that class: where that is not the top object's own, its parser can loop for ever (a
+    /// DEVICES whose class member comes after its devices, found by Scripts/fuzz decoder).
+    static func isReport(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let start = bytes.firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? bytes.count
+        let opening = #"{"class":""#.utf8
+        guard bytes.count - start >= opening.count, zip(bytes[start...], opening).allSatisfy({ $0 == $1 }) else {
+            return false
+        }
+        return isObject(bytes)
+    }
+
     /// The validating walk of ``isObject(_:)``.
     private struct Walk {
         let bytes: UnsafeBufferPointer<UInt8>

@@ -50,12 +50,14 @@ package final class ReportDecoder {
         bytes.reserveCapacity(line.count + 1)
         for byte in line { bytes.append(CChar(bitPattern: byte)) }
         bytes.append(0)
-        // A report is one whole JSON object. libgps's parser accepts a line cut off anywhere (a recording whose
-        // writer died), and loops for ever on some that are not JSON at all: it gets only what is.
-        let isObject = bytes.withUnsafeBufferPointer {
-            $0.withMemoryRebound(to: UInt8.self) { JSONScan.isObject(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+        // A report is one whole JSON object whose first member is its class, as gpsd writes every report. libgps's
+        // parser accepts a line cut off anywhere (a recording whose writer died), and loops for ever on some that
+        // are not JSON, or whose first "class" is not the report's (a DEVICES whose class comes after its
+        // devices): it gets only what gpsd would send.
+        let isReport = bytes.withUnsafeBufferPointer {
+            $0.withMemoryRebound(to: UInt8.self) { JSONScan.isReport(UnsafeBufferPointer(rebasing: $0.dropLast())) }
         }
-        guard isObject else { return nil }
+        guard isReport else { return nil }
         let result = bytes.withUnsafeMutableBufferPointer { cgps_unpack($0.baseAddress, data, &report) }
         guard result >= 0, !onlyTPV || report.report_class == CGPS_CLASS_TPV else { return nil }
         switch report.report_class {
