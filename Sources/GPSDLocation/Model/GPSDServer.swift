@@ -98,7 +98,10 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
     /// is `[2947]:2947::`, not `2947:2947::`).
     public var description: String {
         let rest = ":\(port)" + (device.map { ":\($0)" } ?? "")
-        guard host.contains(":") || host.hasPrefix("[") || Self.isIPv6Address(host + rest) else { return host + rest }
+        // By scalars: a ':' or '[' that a combining mark follows is no Character ':' or '[' (found by Scripts/fuzz
+        // server: host ":\u{6EA}").
+        let scalars = host.unicodeScalars
+        guard scalars.contains(":") || scalars.first == "[" || Self.isIPv6Address(host + rest) else { return host + rest }
         return "[\(host)]" + rest
     }
 

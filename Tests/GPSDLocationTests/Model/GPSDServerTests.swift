@@ -131,6 +131,8 @@ struct GPSDServerTests {
         GPSDServer(host: "fe80", port: 1, device: ":1"),
         // And: "\u{602}" (a prepended mark) joins the ':' after it into one Character.
         GPSDServer(host: "\u{602}", port: 2947), GPSDServer(host: "a\u{602}", port: 2948, device: "\u{602}:x"),
+        // And ":\u{6EA}" and "[\u{301}": a ':' or '[' with a combining mark is one Character, and not ':' or '['.
+        GPSDServer(host: ":\u{6EA}", port: 2947), GPSDServer(host: "[\u{301}x", port: 2947),
     ])
     func descriptionRoundTrips(server: GPSDServer) throws {
         #expect(try GPSDServer(parsing: server.description) == server)
