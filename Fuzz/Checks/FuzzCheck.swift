@@ -4,7 +4,7 @@ import GPSDLocation
 import WhereAmICore
 
 /// What each fuzz target does with one input: feed it to a parser the way outside bytes reach it, then hold what
-/// came out to what must be true of it. A violation is a `preconditionFailure` naming it, so libFuzzer keeps the
+/// came out to what must be true of it. A violation is a `fatalError` naming it (a precondition would lose its message in an optimized build), so libFuzzer keeps the
 /// input (and the regression tests, which run these same checks over `Fuzz/Corpus` and `Fuzz/FailCases` in a
 /// child process, fail).
 package enum FuzzCheck: String, CaseIterable, Sendable {
@@ -28,7 +28,7 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
     }
 
     private static func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-        if !condition { preconditionFailure(message()) }
+        if !condition { fatalError(message()) }
     }
 
     // MARK: gpsd's lines
@@ -70,10 +70,10 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
 
     /// A fix from gpsd: every value possible, and its JSON line reads back as a fix.
     private static func checkFix(_ location: Location) {
-        if let problem = Plausibility.impossibility(of: location) { preconditionFailure("\(problem): \(location)") }
+        if let problem = Plausibility.impossibility(of: location) { fatalError("\(problem): \(location)") }
         let line = location.jsonText
         guard let decoded = try? JSONDecoder().decode(Location.self, from: Data(line.utf8)) else {
-            preconditionFailure("jsonText does not decode: \(line)")
+            fatalError("jsonText does not decode: \(line)")
         }
         require(sameExceptTime(decoded, location), "jsonText decodes to another fix: \(line)")
     }
@@ -83,7 +83,7 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
     private static func json(_ input: [UInt8]) {
         let data = Data(input)
         if let location = try? JSONDecoder().decode(Location.self, from: data) {
-            if let problem = Plausibility.impossibility(of: location) { preconditionFailure("decoded \(problem)") }
+            if let problem = Plausibility.impossibility(of: location) { fatalError("decoded \(problem)") }
             // Its JSON, from either writer, reads back as the same fix (times to the millisecond), and again.
             let once = decodeOrFail(Location.self, Data(location.jsonText.utf8), "jsonText")
             require(sameExceptTime(once, location), "jsonText decodes to another fix: \(location.jsonText)")
@@ -108,7 +108,7 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch {
-            preconditionFailure("\(what) JSON does not decode: \(error) in \(String(decoding: data, as: UTF8.self))")
+            fatalError("\(what) JSON does not decode: \(error) in \(String(decoding: data, as: UTF8.self))")
         }
     }
 
@@ -116,7 +116,7 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
         do {
             return try JSONEncoder().encode(value)
         } catch {
-            preconditionFailure("a decoded value does not encode: \(error)")
+            fatalError("a decoded value does not encode: \(error)")
         }
     }
 
@@ -139,7 +139,7 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
             let again = try GPSDServer(parsing: server.description)
             require(again == server, "'\(text)' is \(server), which reads back as \(again)")
         } catch {
-            preconditionFailure("'\(text)' is \(server), which does not read back: \(error)")
+            fatalError("'\(text)' is \(server), which does not read back: \(error)")
         }
     }
 

@@ -5,7 +5,7 @@ import Testing
 /// Every input kept for a fuzz target (the seed corpus `Fuzz/Corpus/TARGET`, and every input that ever failed,
 /// `Fuzz/FailCases/TARGET`) through that target's check, in a child process: a trap or a broken rule fails the
 /// test of its target, not the run.
-@Suite("Fuzz corpus and fail cases")
+@Suite("Fuzz corpus and fail cases", .timeLimit(.minutes(2)))
 struct FuzzCheckTests {
     static let fuzzDirectory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
