@@ -142,17 +142,67 @@ extension JSONScan {
         return walk.index == bytes.count
     }
 
-    /// Whether `bytes` are a report as gpsd writes one: an object (``isObject(_:)``) that begins `{"class":"`.
-    /// libgps finds a report's class as the first `"class":"` anywhere in the line, and then reads the whole line
-    /// as a report of that class: where that is not the top object's own, its parser can loop for ever (a
-    /// DEVICES whose class member comes after its devices, found by Scripts/fuzz decoder).
-    static func isReport(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let start = bytes.firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? bytes.count
+    /// What the decoder must know of a line before libgps may see it.
+    struct ReportShape: Equatable {
+        /// The report's class, as its first member names it.
+        var className: String
+        /// Whether every member's value is a string, a number or a literal: no object, no array.
+        var isFlat: Bool
+        /// Whether what is not flat is a `satellites` array of flat objects, as in a SKY.
+        var nestsOnlySatellites: Bool
+    }
+
+    /// The shape of a report as gpsd writes one: an object (``isObject(_:)``) that begins `{"class":"`; `nil` for
+    /// anything else. libgps finds a report's class as the first `"class":"` anywhere in the line and reads the
+    /// whole line as one of that class, and its parser (3.22's) loops for ever on some objects and arrays where
+    /// it expects none (found by Scripts/fuzz decoder): the decoder hands it only shapes gpsd sends.
+    static func reportShape(_ bytes: UnsafeBufferPointer<UInt8>) -> ReportShape? {
+        var walk = Walk(bytes: bytes)
+        walk.skipSpace()
         let opening = #"{"class":""#.utf8
-        guard bytes.count - start >= opening.count, zip(bytes[start...], opening).allSatisfy({ $0 == $1 }) else {
-            return false
-        }
-        return isObject(bytes)
+        guard bytes.count - walk.index >= opening.count, zip(bytes[walk.index...], opening).allSatisfy({ $0 == $1 }),
+              isObject(bytes) else { return nil }
+        // Well-formed: walk the top object's members again, for their names and what their values are.
+        _ = walk.take(UInt8(ascii: "{"))
+        var shape = ReportShape(className: "", isFlat: true, nestsOnlySatellites: true)
+        repeat {
+            walk.skipSpace()
+            let keyStart = walk.index
+            _ = walk.string()
+            let key = bytes[(keyStart + 1)..<(walk.index - 1)]
+            _ = walk.take(UInt8(ascii: ":"))
+            walk.skipSpace()
+            let valueStart = walk.index
+            _ = walk.value(depth: 1)
+            let value = UnsafeBufferPointer(rebasing: bytes[valueStart..<walk.index])
+            if shape.className.isEmpty {   // the first member, "class", by the opening
+                shape.className = String(decoding: value.dropFirst().dropLast(), as: UTF8.self)
+            }
+            guard let first = value.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { continue }
+            shape.isFlat = false
+            if !(key.elementsEqual("satellites".utf8) && isArrayOfFlatObjects(value)) { shape.nestsOnlySatellites = false }
+        } while walk.take(UInt8(ascii: ","))
+        return shape
+    }
+
+    /// Whether a well-formed array holds only objects whose values are strings, numbers or literals.
+    private static func isArrayOfFlatObjects(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var walk = Walk(bytes: bytes)
+        guard walk.take(UInt8(ascii: "[")) else { return false }
+        if walk.take(UInt8(ascii: "]")) { return true }
+        repeat {
+            guard walk.take(UInt8(ascii: "{")) else { return false }
+            if walk.take(UInt8(ascii: "}")) { continue }
+            repeat {
+                walk.skipSpace()
+                guard walk.string(), walk.take(UInt8(ascii: ":")) else { return false }
+                walk.skipSpace()
+                guard walk.index < bytes.count, bytes[walk.index] != UInt8(ascii: "{"), bytes[walk.index] != UInt8(ascii: "["),
+                      walk.value(depth: 1) else { return false }
+            } while walk.take(UInt8(ascii: ","))
+            guard walk.take(UInt8(ascii: "}")) else { return false }
+        } while walk.take(UInt8(ascii: ","))
+        return walk.take(UInt8(ascii: "]"))
     }
 
     /// The validating walk of ``isObject(_:)``.

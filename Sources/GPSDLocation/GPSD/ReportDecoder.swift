@@ -52,29 +52,33 @@ package final class ReportDecoder {
         bytes.append(0)
         // A report is one whole JSON object whose first member is its class, as gpsd writes every report. libgps's
         // parser accepts a line cut off anywhere (a recording whose writer died), and loops for ever on some that
-        // are not JSON, or whose first "class" is not the report's (a DEVICES whose class comes after its
-        // devices): it gets only what gpsd would send.
-        let isReport = bytes.withUnsafeBufferPointer {
-            $0.withMemoryRebound(to: UInt8.self) { JSONScan.isReport(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+        // are not JSON, or whose first "class" is not the report's, or that hold objects or arrays where it
+        // expects none: it gets only the reports the package reads, in the shapes gpsd sends them.
+        let shape = bytes.withUnsafeBufferPointer {
+            $0.withMemoryRebound(to: UInt8.self) { JSONScan.reportShape(UnsafeBufferPointer(rebasing: $0.dropLast())) }
         }
-        guard isReport else { return nil }
+        guard let shape, !onlyTPV || shape.className == "TPV" else { return nil }
+        switch shape.className {
+        case "TPV", "GST", "VERSION", "DEVICE", "ERROR":
+            guard shape.isFlat else { return nil }
+        case "SKY":
+            guard shape.nestsOnlySatellites else { return nil }
+        case "POLL": return pollReport(line)
+        case "DEVICES": return devicesReport(line)
+        default: return .other   // a class the package does not read (WATCH, ATT, PPS, …)
+        }
         let result = bytes.withUnsafeMutableBufferPointer { cgps_unpack($0.baseAddress, data, &report) }
-        guard result >= 0, !onlyTPV || report.report_class == CGPS_CLASS_TPV else { return nil }
+        guard result >= 0 else { return nil }
         switch report.report_class {
         case CGPS_CLASS_TPV:
             bytesExamined += line.count   // the search for its time's text
             return tpvReport(timeTexts: Plausibility.timeTexts(in: line))
         case CGPS_CLASS_SKY: return skyReport()
         case CGPS_CLASS_VERSION: return .version(messageText())
-        case CGPS_CLASS_DEVICES: return .devices(count: Int(report.device_count))
         case CGPS_CLASS_DEVICE: return .device(path: deviceText(), active: report.device_active)
         case CGPS_CLASS_ERROR: return .error(messageText())
-        case CGPS_CLASS_POLL: return pollReport(line)
         case CGPS_CLASS_GST: return deviationReport()
-        default:
-            // gps_unpack accepts any JSON object; only objects with a class are reports.
-            bytesExamined += line.count
-            return Self.hasClass(line) ? .other : nil
+        default: return .other
         }
     }
 
@@ -188,9 +192,15 @@ package final class ReportDecoder {
         return .poll(time: time, reports: reports)
     }
 
-    /// Whether a JSON object has a `class` member.
-    private static func hasClass(_ line: some Collection<UInt8>) -> Bool {
-        JSONScan.members(of: line)?.contains { $0.key == "class" } ?? false
+    /// A DEVICES report: how many receivers gpsd lists. Counted here, not by libgps, whose parser (3.22's) loops
+    /// for ever on some device lists (found by Scripts/fuzz decoder).
+    private func devicesReport(_ line: some Collection<UInt8>) -> GPSDReport? {
+        bytesExamined += line.count
+        guard let members = JSONScan.members(of: line) else { return nil }
+        guard let list = members.first(where: { $0.key == "devices" }) else { return .devices(count: 0) }
+        bytesExamined += list.value.count
+        guard let elements = JSONScan.elements(of: list.value) else { return nil }
+        return .devices(count: elements.filter { $0.first == UInt8(ascii: "{") }.count)
     }
 }
 

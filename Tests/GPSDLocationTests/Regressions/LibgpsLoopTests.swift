@@ -1,0 +1,38 @@
+@testable import GPSDLocation
+import Testing
+
+/// Lines on which libgps 3.22's parser loops for ever, holding a session's reader thread (found by Scripts/fuzz
+/// decoder, reduced to JSON that still loops): the decoder decides them without libgps. In a child process each,
+/// under a time limit, so that one that loops again fails its test instead of holding the run.
+@Suite("Regressions: lines libgps loops on", .timeLimit(.minutes(1)))
+struct LibgpsLoopTests {
+    static let lines = [
+        // Not JSON at all.
+        #"{e"class":"WATCH""#,
+        // Its first "class" is a device's, not the report's.
+        #"{"clmessageass":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/pts/1","flags":1}]}"#,
+        // A device's driver longer than libgps's 64 bytes, and a path that is a number.
+        #"{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/pts/1","driver":"\#(String(repeating: "g", count: 65))"}]}"#,
+        #"{"class":"DEVICES","devices":[{"class":"DEVICE","path":5}]}"#,
+        // Arrays of objects where libgps expects none.
+        #"{"class":"TPV","":[{"":""}],"":[{"":""}],"":[{"":""}],"":[{"class":"SKY","":5}],"":[{"":5}],"":[],"":[{"":""}]}"#,
+        #"{"class":"DEVICE","":[{"":""},{"class":"DEVICE","":"","":4,"":""}]}"#,
+    ]
+
+    @Test("each is decided without libgps: not a report, or a DEVICES counted here")
+    func decidedWithoutLibgps() async {
+        await #expect(processExitsWith: .success) {
+            let decoder = try ReportDecoder()
+            let reports = LibgpsLoopTests.lines.map { decoder.decode(Array($0.utf8)) }
+            #expect(reports == [nil, nil, .devices(count: 1), .devices(count: 1), nil, nil])
+        }
+    }
+
+    @Test("a device list is counted whole, past libgps's four")
+    func devicesCounted() throws {
+        let device = #"{"class":"DEVICE","path":"/dev/ttyUSB0","driver":"NMEA0183","activated":"2025-06-01T12:00:00.000Z"}"#
+        let line = #"{"class":"DEVICES","devices":["# + Array(repeating: device, count: 5).joined(separator: ",") + "]}"
+        #expect(try ReportDecoder().decode(Array(line.utf8)) == .devices(count: 5))
+        #expect(try ReportDecoder().decode(Array(#"{"class":"DEVICES","devices":[]}"#.utf8)) == .devices(count: 0))
+    }
+}
