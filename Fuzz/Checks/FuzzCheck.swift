@@ -47,7 +47,7 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
     private static func decode(_ line: ArraySlice<UInt8>) {
         let decoder = reportDecoder
         let report = decoder.decode(line)
-        require(decoder.bytesExamined <= 8 * line.count, "\(decoder.bytesExamined) bytes examined for a line of \(line.count)")
+        require(decoder.bytesExamined <= 10 * line.count, "\(decoder.bytesExamined) bytes examined for a line of \(line.count)")
         for problem in decoder.problems {
             require(problem.value.unicodeScalars.allSatisfy(\.isPrintable), "a problem's value unescaped: \(problem)")
         }

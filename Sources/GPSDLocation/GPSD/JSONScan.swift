@@ -132,8 +132,9 @@ extension JSONScan {
     /// ever on some lines that are not JSON (`{e"class":"WATCH"`, found by Scripts/fuzz decoder).
     ///
     /// Strings are taken as JSON has them, escapes and all, but bytes below 0x20 inside them are let through as
-    /// libgps lets them (a peer's raw escape sequence is output's to neutralise); numbers, `true`, `false` and
-    /// `null` must be what JSON says they are. Walks the bytes once and allocates nothing.
+    /// libgps lets them (a peer's raw escape sequence is output's to neutralise), except NUL, where libgps's C
+    /// string would end; numbers, `true`, `false` and `null` must be what JSON says they are. Walks the bytes once
+    /// and allocates nothing.
     static func isObject(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var walk = Walk(bytes: bytes)
         walk.skipSpace()
@@ -146,7 +147,8 @@ extension JSONScan {
     struct ReportShape: Equatable {
         /// The report's class, as its first member names it.
         var className: String
-        /// Whether every member's value is a string, a number or a literal: no object, no array.
+        /// Whether every member's value is a string, a number or a literal (no object, no array), and no member
+        /// but the first is named `class`.
         var isFlat: Bool
         /// Whether what is not flat is a `satellites` array of flat objects, as in a SKY.
         var nestsOnlySatellites: Bool
@@ -177,6 +179,10 @@ extension JSONScan {
             let value = UnsafeBufferPointer(rebasing: bytes[valueStart..<walk.index])
             if shape.className.isEmpty {   // the first member, "class", by the opening
                 shape.className = String(decoding: value.dropFirst().dropLast(), as: UTF8.self)
+            } else if key.elementsEqual("class".utf8) {
+                // A second class: libgps 3.22 loops for ever on `{"class":"TPV","class":"VERSION"}`.
+                shape.isFlat = false
+                shape.nestsOnlySatellites = false
             }
             guard let first = value.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { continue }
             shape.isFlat = false
@@ -264,7 +270,10 @@ extension JSONScan {
                     index += 1
                     return true
                 case UInt8(ascii: "\\"):
+                    guard index + 1 < bytes.count, bytes[index + 1] != 0 else { return false }
                     index += 2
+                case 0:
+                    return false   // libgps would read the string, and the line, as ending here
                 default:
                     index += 1
                 }

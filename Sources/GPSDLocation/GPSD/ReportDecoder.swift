@@ -44,7 +44,7 @@ package final class ReportDecoder {
     /// One report; with `onlyTPV` (an element of a POLL's `tpv` list) anything but a TPV is `nil`, so that a
     /// POLL nested in a POLL is not decoded again at every depth.
     private func decode<Bytes: Collection<UInt8>>(_ line: Bytes, onlyTPV: Bool) -> GPSDReport? {
-        bytesExamined += 2 * line.count   // copied, and walked
+        bytesExamined += 3 * line.count   // copied, and walked twice (its JSON, its members)
         // gps_unpack wants a writable, NUL-terminated C string.
         var bytes = [CChar]()
         bytes.reserveCapacity(line.count + 1)

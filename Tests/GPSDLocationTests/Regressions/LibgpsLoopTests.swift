@@ -17,6 +17,10 @@ struct LibgpsLoopTests {
         // Arrays of objects where libgps expects none.
         #"{"class":"TPV","":[{"":""}],"":[{"":""}],"":[{"":""}],"":[{"class":"SKY","":5}],"":[{"":5}],"":[],"":[{"":""}]}"#,
         #"{"class":"DEVICE","":[{"":""},{"class":"DEVICE","":"","":4,"":""}]}"#,
+        // A second class member.
+        #"{"class":"TPV","class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#,
+        // A NUL inside a string: libgps's C string ends there, inside the string.
+        "{\"class\":\"DEVICE\",\"path\":\"/dev/pts/1\",\"activated\":\"2026-11-22T02:1\u{0}\u{0}\",\"mode\":1}",
     ]
 
     @Test("each is decided without libgps: not a report, or a DEVICES counted here")
@@ -24,7 +28,7 @@ struct LibgpsLoopTests {
         await #expect(processExitsWith: .success) {
             let decoder = try ReportDecoder()
             let reports = LibgpsLoopTests.lines.map { decoder.decode(Array($0.utf8)) }
-            #expect(reports == [nil, nil, .devices(count: 1), .devices(count: 1), nil, nil])
+            #expect(reports == [nil, nil, .devices(count: 1), .devices(count: 1), nil, nil, nil, nil])
         }
     }
 
