@@ -1,6 +1,12 @@
 /// A walk over the bytes of one JSON text, for the two things libgps does not unpack for us: whether an object
 /// names a `class`, and the TPVs inside a POLL reply. It finds where values begin and end; it converts nothing.
 ///
+/// JSON's white space: space, tab, line feed, carriage return.
+@inline(__always)
+private func isSpace(_ byte: UInt8) -> Bool {
+    byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+}
+
 /// Malformed text ends the walk with `nil`, never a guess: gpsd's lines are well-formed JSON, and a line that is
 /// not is skipped like any other garbage. So does nesting deeper than ``maximumDepth``: gpsd's deepest report
 /// (a POLL's SKY with its satellites) nests four deep.
@@ -71,7 +77,7 @@ struct JSONScan {
     }
 
     private mutating func skipSpace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count, isSpace(bytes[index]) { index += 1 }
     }
 
     /// The bytes of the value that begins here (after whitespace).
@@ -162,33 +168,48 @@ extension JSONScan {
         var walk = Walk(bytes: bytes)
         walk.skipSpace()
         let opening = #"{"class":""#.utf8
-        guard bytes.count - walk.index >= opening.count, zip(bytes[walk.index...], opening).allSatisfy({ $0 == $1 }),
-              isObject(bytes) else { return nil }
-        // Well-formed: walk the top object's members again, for their names and what their values are.
+        guard bytes.count - walk.index >= opening.count, zip(bytes[walk.index...], opening).allSatisfy({ $0 == $1 })
+        else { return nil }
+        // One walk: the top object's members, each value checked as ``isObject(_:)`` checks it.
         _ = walk.take(UInt8(ascii: "{"))
         var shape = ReportShape(className: "", isFlat: true, nestsOnlySatellites: true)
         repeat {
             walk.skipSpace()
             let keyStart = walk.index
-            _ = walk.string()
-            let key = bytes[(keyStart + 1)..<(walk.index - 1)]
-            _ = walk.take(UInt8(ascii: ":"))
+            guard walk.string(), walk.take(UInt8(ascii: ":")) else { return nil }
+            let keyEnd = walk.index   // past the colon: the key is keyStart + 1 ..< its closing quote
             walk.skipSpace()
             let valueStart = walk.index
-            _ = walk.value(depth: 1)
-            let value = UnsafeBufferPointer(rebasing: bytes[valueStart..<walk.index])
+            guard walk.value(depth: 1) else { return nil }
             if shape.className.isEmpty {   // the first member, "class", by the opening
-                shape.className = String(decoding: value.dropFirst().dropLast(), as: UTF8.self)
-            } else if key.elementsEqual("class".utf8) {
+                shape.className = String(decoding: bytes[(valueStart + 1)..<(walk.index - 1)], as: UTF8.self)
+                continue
+            }
+            let first = bytes[valueStart]
+            let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<keyEnd])   // ends with `":` and spaces
+            if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
+                shape.isFlat = false
+                let value = UnsafeBufferPointer(rebasing: bytes[valueStart..<walk.index])
+                if !(Self.starts(key, with: "satellites\"") && isArrayOfFlatObjects(value)) {
+                    shape.nestsOnlySatellites = false
+                }
+            } else if Self.starts(key, with: "class\"") {
                 // A second class: libgps 3.22 loops for ever on `{"class":"TPV","class":"VERSION"}`.
                 shape.isFlat = false
                 shape.nestsOnlySatellites = false
             }
-            guard let first = value.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { continue }
-            shape.isFlat = false
-            if !(key.elementsEqual("satellites".utf8) && isArrayOfFlatObjects(value)) { shape.nestsOnlySatellites = false }
         } while walk.take(UInt8(ascii: ","))
-        return shape
+        guard walk.take(UInt8(ascii: "}")) else { return nil }
+        walk.skipSpace()
+        return walk.index == bytes.count ? shape : nil
+    }
+
+    /// Whether `bytes` begin with `prefix`.
+    private static func starts(_ bytes: UnsafeBufferPointer<UInt8>, with prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        for offset in 0..<count where bytes[offset] != prefix.utf8Start[offset] { return false }
+        return true
     }
 
     /// Whether a well-formed array holds only objects whose values are strings, numbers or literals.
@@ -217,7 +238,7 @@ extension JSONScan {
         var index = 0
 
         mutating func skipSpace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count, isSpace(bytes[index]) { index += 1 }
         }
 
         /// Skips white space, then takes `byte` if it comes next.

@@ -109,23 +109,31 @@ package enum Plausibility {
     /// colon.
     static func timeTexts<Bytes: Collection<UInt8>>(in line: Bytes) -> [Substring] {
         // Over the bytes: on every report's path, where Foundation's string search cost more than libgps's parse.
-        let bytes = Array(line)
-        let key = Array(#""time""#.utf8)
-        let skipped: Set<UInt8> = [UInt8(ascii: ":"), 0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D]   // isspace(3), and ':'
+        let texts = line.withContiguousStorageIfAvailable(timeTexts(in:))
+        return texts ?? Array(line).withUnsafeBufferPointer(timeTexts(in:))
+    }
+
+    private static func timeTexts(in bytes: UnsafeBufferPointer<UInt8>) -> [Substring] {
         var texts: [Substring] = []
         var index = 0
-        while index + key.count <= bytes.count {
-            guard bytes[index] == key[0], bytes[index..<index + key.count].elementsEqual(key) else {
+        while index + 6 <= bytes.count {
+            // "time"
+            guard bytes[index] == 0x22, bytes[index + 1] == 0x74, bytes[index + 2] == 0x69, bytes[index + 3] == 0x6D,
+                  bytes[index + 4] == 0x65, bytes[index + 5] == 0x22 else {
                 index += 1
                 continue
             }
-            var start = index + key.count
-            while start < bytes.count, skipped.contains(bytes[start]) { start += 1 }
+            var start = index + 6
+            // isspace(3), and ':'
+            while start < bytes.count, bytes[start] == UInt8(ascii: ":") || bytes[start] == 0x20 || (0x09...0x0D).contains(bytes[start]) {
+                start += 1
+            }
             index = start
             guard start < bytes.count, bytes[start] == UInt8(ascii: "\"") else { continue }
             start += 1
-            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) ?? bytes.count
-            texts.append(Substring(String(decoding: bytes[start..<end], as: UTF8.self)))
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
+            texts.append(Substring(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)))
             index = end
         }
         return texts

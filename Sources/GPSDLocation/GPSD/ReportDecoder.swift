@@ -46,10 +46,15 @@ package final class ReportDecoder {
     private func decode<Bytes: Collection<UInt8>>(_ line: Bytes, onlyTPV: Bool) -> GPSDReport? {
         bytesExamined += 3 * line.count   // copied, and walked twice (its JSON, its members)
         // gps_unpack wants a writable, NUL-terminated C string.
-        var bytes = [CChar]()
-        bytes.reserveCapacity(line.count + 1)
-        for byte in line { bytes.append(CChar(bitPattern: byte)) }
-        bytes.append(0)
+        let count = line.count
+        var bytes = [CChar](unsafeUninitializedCapacity: count + 1) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            if line.withContiguousStorageIfAvailable({ raw.copyMemory(from: UnsafeRawBufferPointer($0)) }) == nil {
+                _ = raw.initializeMemory(as: UInt8.self, from: line)   // one copy, in one pass, however it is held
+            }
+            buffer[count] = 0
+            initialized = count + 1
+        }
         // A report is one whole JSON object whose first member is its class, as gpsd writes every report. libgps's
         // parser accepts a line cut off anywhere (a recording whose writer died), and loops for ever on some that
         // are not JSON, or whose first "class" is not the report's, or that hold objects or arrays where it
