@@ -173,6 +173,7 @@ extension JSONScan {
         // One walk: the top object's members, each value checked as ``isObject(_:)`` checks it.
         _ = walk.take(UInt8(ascii: "{"))
         var shape = ReportShape(className: "", isFlat: true, nestsOnlySatellites: true)
+        var isFirstMember = true
         repeat {
             walk.skipSpace()
             let keyStart = walk.index
@@ -181,7 +182,8 @@ extension JSONScan {
             walk.skipSpace()
             let valueStart = walk.index
             guard walk.value(depth: 1) else { return nil }
-            if shape.className.isEmpty {   // the first member, "class", by the opening
+            if isFirstMember {   // "class", by the opening, its value a string: it may be empty
+                isFirstMember = false
                 shape.className = String(decoding: bytes[(valueStart + 1)..<(walk.index - 1)], as: UTF8.self)
                 continue
             }

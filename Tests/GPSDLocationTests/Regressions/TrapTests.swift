@@ -215,4 +215,17 @@ struct TrapTests {
             }
         }
     }
+
+    @Test("a report whose class is empty is no report the package reads, whatever members follow")
+    func emptyClassName() async {
+        await #expect(processExitsWith: .success) {
+            // Found by Scripts/fuzz decoder (Fuzz/FailCases/decoder/empty-class-name): the empty class was taken
+            // for "not yet seen", and a later one-byte member's value was cut as a string's, out of range.
+            let decoder = try ReportDecoder()
+            #expect(decoder.decode(Array(#"{"class":"","nSat":12,"uSat":9}"#.utf8)) == .other)
+            #expect(decoder.decode(Array(#"{"class":"","a":"","b":1,"c":[]}"#.utf8)) == .other)
+            let shape = #"{"class":"","uSat":9}"#.utf8.withContiguousStorageIfAvailable { JSONScan.reportShape($0) }
+            #expect(shape == JSONScan.ReportShape(className: "", isFlat: true, nestsOnlySatellites: true))
+        }
+    }
 }
