@@ -13,6 +13,11 @@ private func isSpace(_ byte: UInt8) -> Bool {
 struct JSONScan {
     /// The deepest nesting of objects and arrays walked.
     static let maximumDepth = 32
+    /// The longest member name libgps reads, in bytes (its `JSON_ATTR_MAX`, 31, less the NUL). libgps 3.22 stops
+    /// reading a report at a longer one and keeps what it had read (a SKY's satellites counted 0 of 0), and one in
+    /// a satellite followed by a `class` made it loop for ever (found by Scripts/fuzz decoder). gpsd's longest
+    /// is 11.
+    static let maximumNameLength = 30
 
     private let bytes: [UInt8]
     private var index = 0
@@ -156,8 +161,11 @@ extension JSONScan {
         /// Whether every member's value is a string, a number or a literal (no object, no array), and no member
         /// but the first is named `class`.
         var isFlat: Bool
-        /// Whether what is not flat is a `satellites` array of flat objects, as in a SKY.
+        /// Whether what is not flat is a `satellites` array of flat objects, none with a member named `class`,
+        /// as in a SKY.
         var nestsOnlySatellites: Bool
+        /// Whether every member's name, the satellites' included, is at most ``maximumNameLength`` bytes long.
+        var namesFit = true
     }
 
     /// The shape of a report as gpsd writes one: an object (``isObject(_:)``) that begins `{"class":"`; `nil` for
@@ -189,10 +197,11 @@ extension JSONScan {
             }
             let first = bytes[valueStart]
             let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<keyEnd])   // ends with `":` and spaces
+            if !Self.fits(key) { shape.namesFit = false }
             if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
                 shape.isFlat = false
                 let value = UnsafeBufferPointer(rebasing: bytes[valueStart..<walk.index])
-                if !(Self.starts(key, with: "satellites\"") && isArrayOfFlatObjects(value)) {
+                if !(Self.starts(key, with: "satellites\"") && isArrayOfFlatObjects(value, namesFit: &shape.namesFit)) {
                     shape.nestsOnlySatellites = false
                 }
             } else if Self.starts(key, with: "class\"") {
@@ -214,8 +223,24 @@ extension JSONScan {
         return true
     }
 
-    /// Whether a well-formed array holds only objects whose values are strings, numbers or literals.
-    private static func isArrayOfFlatObjects(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// Whether `key` (a member's name from its first byte on, its closing quote included) is at most
+    /// ``maximumNameLength`` bytes long. An escape counts as its bytes, as libgps counts it.
+    private static func fits(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        var offset = 0
+        while offset < key.count, offset <= maximumNameLength {
+            switch key[offset] {
+            case UInt8(ascii: "\\"): offset += 2
+            case UInt8(ascii: "\""): return true   // the closing quote, `offset` bytes in
+            default: offset += 1
+            }
+        }
+        return false
+    }
+
+    /// Whether a well-formed array holds only objects whose values are strings, numbers or literals, and none of
+    /// them a member named `class`: `"class":"` inside a satellite made libgps 3.22 read on from there, and loop
+    /// (found by Scripts/fuzz decoder). Clears `namesFit` if a name is too long for libgps.
+    private static func isArrayOfFlatObjects(_ bytes: UnsafeBufferPointer<UInt8>, namesFit: inout Bool) -> Bool {
         var walk = Walk(bytes: bytes)
         guard walk.take(UInt8(ascii: "[")) else { return false }
         if walk.take(UInt8(ascii: "]")) { return true }
@@ -224,7 +249,11 @@ extension JSONScan {
             if walk.take(UInt8(ascii: "}")) { continue }
             repeat {
                 walk.skipSpace()
+                let keyStart = walk.index
                 guard walk.string(), walk.take(UInt8(ascii: ":")) else { return false }
+                let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<walk.index])
+                guard !starts(key, with: "class\"") else { return false }
+                if !fits(key) { namesFit = false }
                 walk.skipSpace()
                 guard walk.index < bytes.count, bytes[walk.index] != UInt8(ascii: "{"), bytes[walk.index] != UInt8(ascii: "["),
                       walk.value(depth: 1) else { return false }

@@ -65,9 +65,9 @@ package final class ReportDecoder {
         guard let shape, !onlyTPV || shape.className == "TPV" else { return nil }
         switch shape.className {
         case "TPV", "GST", "VERSION", "DEVICE", "ERROR":
-            guard shape.isFlat else { return nil }
+            guard shape.isFlat, shape.namesFit else { return nil }
         case "SKY":
-            guard shape.nestsOnlySatellites else { return nil }
+            guard shape.nestsOnlySatellites, shape.namesFit else { return nil }
         case "POLL": return pollReport(line)
         case "DEVICES": return devicesReport(line)
         default: return .other   // a class the package does not read (WATCH, ATT, PPS, …)
