@@ -25,7 +25,7 @@ package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
     package init(_ kind: Kind, _ value: String) {
         self.kind = kind
         self.value = value.unicodeScalars.allSatisfy(\.isPrintable) ? value
-            : value.unicodeScalars.map { $0.isPrintable ? String($0) : $0.escaped(asASCII: false) }.joined()
+            : value.unicodeScalars.map { $0.isPrintable ? String($0) : $0.escaped(asASCII: true) }.joined()
     }
 
     /// Whether the whole fix is dropped (its position cannot be true); otherwise only the value is.

@@ -53,6 +53,15 @@ struct PlausibilityTests {
         #expect(problems == [.time])
     }
 
+    @Test("a problem's value shows what a terminal would obey as escapes, C1 controls and bidi overrides too")
+    func problemValuesAreEscaped() {
+        // Found by Scripts/fuzz decoder: U+0082 (a C1 control) was kept raw, escaped(asASCII: false) leaving it.
+        let problem = ReportProblem(.time, "2025-06-01T12:00:\u{1B}[31m\u{82}\u{202E}05Z")
+        #expect(problem.value == #"2025-06-01T12:00:\u{1B}[31m\u{0082}\u{202E}05Z"#)
+        #expect(problem.value.unicodeScalars.allSatisfy { $0.isPrintable })
+        #expect(ReportProblem(.time, "12:00:05é").value == "12:00:05é", "printable text is kept as it is")
+    }
+
     @Test("a line that is not JSON is no report, whatever libgps would make of it", arguments: [
         // Found by fuzzing: libgps takes `"time""…"` (no colon) and makes year 225 of "225-6-01T…".
         #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time""225-6-01T14:58:29.000Z","lat":1,"lon":2}"#,
