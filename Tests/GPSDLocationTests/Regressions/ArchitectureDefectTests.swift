@@ -19,10 +19,13 @@ struct ArchitectureDefectTests {
         // In a task group, so that the suite's time limit cancels the requests if the fix never reaches one.
         try await withThrowingTaskGroup(of: Location.self) { group in
             for _ in 0..<20 { group.addTask { try await gps.requestLocation(timeout: .seconds(Int64.max)) } }
-            while gps.manager.subscriptionCount < 20 { await Task.yield() }   // every request waits for the fix
+            // Every request waits for the fix, and the session they share is open: a fix sent before it opens is
+            // sent to no one (send returns false), and the requests would wait for ever.
+            await source.waitForOpening()
+            while gps.manager.subscriptionCount < 20, !Task.isCancelled { await Task.yield() }
             for _ in 0..<100 { await Task.yield() }   // time for any timer to start sleeping, as it did before
             let fix = Location.sample(second: 1)
-            source.send(fix)
+            #expect(source.send(fix), "the session is open")
             for try await location in group { #expect(location == fix) }
         }
     }
