@@ -11,6 +11,9 @@ extension AsyncRig {
         let opensBefore = source.openCount
         let probe = request(timeout: .seconds(1))
         await clock.waitForSleepers(1)
+        // The old session may still be closing when the probe subscribes: the thread that closes it opens the
+        // new one, perhaps after the probe's timer started.
+        await source.waitForOpening(count: opensBefore + 1)
         #expect(source.openCount == opensBefore + 1, "a new session opened: nothing held the old one")
         second += 1
         let fix = Location.sample(second: second)

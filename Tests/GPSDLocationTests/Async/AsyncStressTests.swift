@@ -66,6 +66,7 @@ struct AsyncStressTests {
             let startsBefore = rig.source.openCount
             let requests = specs.map { rig.request(timeout: $0.deadline - base, desiredAccuracy: $0.desiredAccuracy) }
             await rig.clock.waitForSleepers(specs.count)
+            await rig.source.waitForOpening(count: startsBefore + 1)   // the last batch's session may be closing
             #expect(rig.source.openCount == startsBefore + 1, "batch \(batches) shares one watch")
 
             // Requests cancelled before (or just as) they register, while the others hold the watch.
