@@ -13,7 +13,7 @@ package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
         case course = "a course beyond 0° to 360°"
         case accuracy = "an error estimate that is negative or absurd"
         case baseline = "an RTK baseline longer than the Earth is wide"
-        case satellites = "a count of satellites that is negative, absurd, or more used than seen"
+        case satellites = "a count of satellites that is negative or absurd"
     }
 
     package var kind: Kind

@@ -140,13 +140,15 @@ package final class ReportDecoder {
 
     /// A SKY report's counts, refused if they cannot be true: libgps 3.25 and later take them from the report's
     /// `nSat` and `uSat` as sent (-5, say), older ones count the satellites listed.
+    /// A SKY's counts. gpsd 3.25 sends more used than seen when it has no view of the sky (a receiver's GSA
+    /// without GSV: `"nSat":0,"uSat":8`): a satellite used is in view, so `visible` is then at least `used`.
     private func skyReport() -> GPSDReport {
         let (visible, used) = (Int(report.satellites_visible), Int(report.satellites_used))
-        guard Plausibility.satellites.contains(visible), (0...visible).contains(used) else {
+        guard Plausibility.satellites.contains(visible), Plausibility.satellites.contains(used) else {
             problems.append(ReportProblem(.satellites, "\(used) of \(visible) used"))
             return .other
         }
-        return .sky(SatelliteCount(visible: visible, used: used))
+        return .sky(SatelliteCount(visible: max(visible, used), used: used))
     }
 
     /// A GST report: its 1-sigma errors, each checked like an error estimate. A report with none left is

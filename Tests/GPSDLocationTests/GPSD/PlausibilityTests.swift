@@ -93,8 +93,8 @@ struct PlausibilityTests {
 
     @Test("a SKY's counts that cannot be true are refused: libgps 3.25 and later take nSat and uSat as sent")
     func impossibleSatelliteCounts() {
-        for line in [#"{"class":"SKY","nSat":-5,"uSat":3,"satellites":[]}"#, #"{"class":"SKY","nSat":2,"uSat":3}"#,
-                     #"{"class":"SKY","nSat":100000,"uSat":3}"#] {
+        for line in [#"{"class":"SKY","nSat":-5,"uSat":3,"satellites":[]}"#, #"{"class":"SKY","nSat":5,"uSat":-1}"#,
+                     #"{"class":"SKY","nSat":100000,"uSat":3}"#, #"{"class":"SKY","nSat":3,"uSat":256}"#] {
             let (report, problems) = decode(line)
             if ReportDecoder.libgpsAPIVersion >= 14 {
                 #expect(report == .other && problems == [.satellites], "\(line)")
@@ -105,6 +105,15 @@ struct PlausibilityTests {
         }
         let listed = #"{"class":"SKY","satellites":[{"PRN":5,"used":true},{"PRN":6,"used":false}]}"#
         #expect(decode(listed).0 == .sky(SatelliteCount(visible: 2, used: 1)))
+    }
+
+    @Test("a SKY with more used than seen (gpsd 3.25 without a view of the sky) counts the used as seen")
+    func moreUsedThanSeen() {
+        // What gpsd 3.25 sends for a receiver's GSA without GSV; libgps before 3.25 counts the list instead.
+        let (report, problems) = decode(#"{"class":"SKY","device":"/dev/pts/1","nSat":0,"uSat":8}"#)
+        #expect(problems.isEmpty, "a count gpsd sends is not logged as impossible")
+        let expected = ReportDecoder.libgpsAPIVersion >= 14 ? SatelliteCount(visible: 8, used: 8) : SatelliteCount(visible: 0, used: 0)
+        #expect(report == .sky(expected))
     }
 
     @Test func theEdgesOfThePossibleArePossible() throws {
