@@ -140,8 +140,8 @@ package final class ReportDecoder {
 
     /// A SKY report's counts, refused if they cannot be true: libgps 3.25 and later take them from the report's
     /// `nSat` and `uSat` as sent (-5, say), older ones count the satellites listed.
-    /// A SKY's counts. gpsd 3.25 sends more used than seen when it has no view of the sky (a receiver's GSA
-    /// without GSV: `"nSat":0,"uSat":8`): a satellite used is in view, so `visible` is then at least `used`.
+    /// A SKY's counts. libgps 3.25 can leave the count seen 0 beside a count used (gpsd 3.25 against a GSA
+    /// without GSV gave 8 used of 0 seen): a satellite used is in view, so `visible` is at least `used`.
     private func skyReport() -> GPSDReport {
         let (visible, used) = (Int(report.satellites_visible), Int(report.satellites_used))
         guard Plausibility.satellites.contains(visible), Plausibility.satellites.contains(used) else {
