@@ -1,12 +1,12 @@
-/// A walk over the bytes of one JSON text, for the two things libgps does not unpack for us: whether an object
-/// names a `class`, and the TPVs inside a POLL reply. It finds where values begin and end; it converts nothing.
-///
 /// JSON's white space: space, tab, line feed, carriage return.
 @inline(__always)
 private func isSpace(_ byte: UInt8) -> Bool {
     byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
 }
 
+/// A walk over the bytes of one JSON text, for the two things libgps does not unpack for us: whether an object
+/// names a `class`, and the TPVs inside a POLL reply. It finds where values begin and end; it converts nothing.
+///
 /// Malformed text ends the walk with `nil`, never a guess: gpsd's lines are well-formed JSON, and a line that is
 /// not is skipped like any other garbage. So does nesting deeper than ``maximumDepth``: gpsd's deepest report
 /// (a POLL's SKY with its satellites) nests four deep.

@@ -138,10 +138,10 @@ package final class ReportDecoder {
         ))
     }
 
-    /// A SKY report's counts, refused if they cannot be true: libgps 3.25 and later take them from the report's
-    /// `nSat` and `uSat` as sent (-5, say), older ones count the satellites listed.
-    /// A SKY's counts. libgps 3.25 can leave the count seen 0 beside a count used (gpsd 3.25 against a GSA
-    /// without GSV gave 8 used of 0 seen): a satellite used is in view, so `visible` is at least `used`.
+    /// A SKY's counts, refused if they cannot be true (negative, or past 255).
+    ///
+    /// libgps 3.25 can leave the count seen 0 beside a count used (gpsd 3.25 against a GSA without GSV gave 8
+    /// used of 0 seen): a satellite used is in view, so `visible` is at least `used`.
     private func skyReport() -> GPSDReport {
         let (visible, used) = (Int(report.satellites_visible), Int(report.satellites_used))
         guard Plausibility.satellites.contains(visible), Plausibility.satellites.contains(used) else {
