@@ -10,7 +10,7 @@ extension LocationManager {
     /// An id to subscribe with. Giving it back with ``unsubscribe(_:)`` before ``subscribe(_:_:consumer:)``
     /// means the subscription never happens.
     package func reserveSubscription() -> SubscriptionID {
-        state.withLock { $0.machine.reserve() }
+        state.withLock { $0.machine.subscriptions.reserve() }
     }
 
     /// Starts a subscription under a reserved id: the source runs until it is given back or the manager ends
@@ -80,7 +80,7 @@ extension LocationManager {
     /// The newest fix and how long ago it was current.
     package var latestFix: (location: Location, age: Duration)? {
         let now = clock.now
-        return state.withLock { state in state.machine.latest.map { ($0.location, now - $0.at) } }
+        return state.withLock { state in state.machine.epochs.latest.map { ($0.location, now - $0.at) } }
     }
 
     // MARK: Acting
@@ -130,17 +130,17 @@ extension LocationManager {
     }
 
     /// How many subscriptions are live: for tests that must know every consumer has subscribed.
-    package var subscriptionCount: Int { state.withLock { $0.machine.subscriptions.count } }
+    package var subscriptionCount: Int { state.withLock { $0.machine.subscriptions.subscriptions.count } }
 
     /// The number of the newest session begun, for ``settleSessions(upTo:)``.
-    package var sessionNumber: Int { state.withLock { $0.machine.sessionCount } }
+    package var sessionNumber: Int { state.withLock { $0.machine.session.sessionCount } }
 
     /// Waits until no session up to `number` is halfway opened or closed on another thread, and until the
     /// threads of the sessions that ended themselves have ended: so that after a stop no thread of ours is
     /// left. A thread carrying out such a step itself does not wait for it.
     package func settleSessions(upTo number: Int) {
         let thread = SystemThread.currentID
-        state.withLock(when: { $0.transitionThread == thread || !$0.machine.source.isHalfway(upTo: number) }) { _ in }
+        state.withLock(when: { $0.transitionThread == thread || !$0.machine.session.isHalfway(upTo: number) }) { _ in }
         joinUnjoinedSessions()
     }
 
@@ -185,7 +185,7 @@ extension LocationManager {
     private func callDelegate() {
         let thread = SystemThread.currentID
         let call = state.withLock { state -> (any LocationManagerDelegate, DelegateOutbox.Call, Int)? in
-            guard let (call, generation) = state.outbox.next(), state.machine.generation == generation,
+            guard let (call, generation) = state.outbox.next(), state.machine.subscriptions.generation == generation,
                   let delegate = state.delegate else { return nil }
             state.callbacks.append((thread, generation))
             return (delegate, call, generation)

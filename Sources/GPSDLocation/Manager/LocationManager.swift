@@ -71,7 +71,7 @@ public final class LocationManager: Sendable {
             outbox.queue(actions)
             if actions.contains(where: \.opensOrClosesASession) {
                 transitionThread = SystemThread.currentID
-            } else if !machine.source.isHalfway(upTo: .max) {
+            } else if !machine.session.isHalfway(upTo: .max) {
                 transitionThread = nil
             }
         }
@@ -145,8 +145,8 @@ public final class LocationManager: Sendable {
 
     deinit {
         // Nothing else can act now: a session being opened or closed would hold a reference to the manager.
-        let (source, unjoined) = state.withLock { ($0.machine.source, $0.unjoined) }
-        if case .open(_, let session) = source { session.close() }
+        let (open, unjoined) = state.withLock { ($0.machine.session.openSession, $0.unjoined) }
+        open?.close()
         for session in unjoined { session.close() }
     }
 
@@ -162,15 +162,15 @@ public final class LocationManager: Sendable {
     ///
     /// A fix whose accuracy gpsd does not know does not meet a desired accuracy.
     public var desiredAccuracy: Double? {
-        get { state.withLock { $0.machine.desiredAccuracy } }
-        set { state.withLock { $0.machine.desiredAccuracy = newValue } }
+        get { state.withLock { $0.machine.subscriptions.desiredAccuracy } }
+        set { state.withLock { $0.machine.subscriptions.desiredAccuracy = newValue } }
     }
 
     /// How far, in metres, the receiver must move from the last delivered fix before continuous updates
     /// deliver another; `nil` (the default) delivers every cycle.
     public var distanceFilter: Double? {
-        get { state.withLock { $0.machine.distanceFilter } }
-        set { state.withLock { $0.machine.distanceFilter = newValue } }
+        get { state.withLock { $0.machine.subscriptions.distanceFilter } }
+        set { state.withLock { $0.machine.subscriptions.distanceFilter = newValue } }
     }
 
     /// How long ``requestLocation()`` waits before failing with ``LocationError/Code/locationUnknown``.
@@ -183,19 +183,19 @@ public final class LocationManager: Sendable {
     /// How to reconnect when the connection to gpsd fails while fixes are wanted; ``ReconnectPolicy/never``
     /// turns it off. Defaults to ``ReconnectPolicy/default`` (0.25 s doubling to 8 s, without end).
     public var reconnectPolicy: ReconnectPolicy {
-        get { state.withLock { $0.machine.reconnectPolicy } }
-        set { state.withLock { $0.machine.reconnectPolicy = newValue } }
+        get { state.withLock { $0.machine.session.reconnectPolicy } }
+        set { state.withLock { $0.machine.session.reconnectPolicy = newValue } }
     }
 
     /// How many receivers the manager keeps apart now, for their epochs (at most
-    /// ``LocationManagerStateMachine/maximumReceivers``).
-    package var receiversKept: Int { state.withLock { $0.machine.coalescer.receiverCount } }
+    /// ``EpochAssembly/maximumReceivers``).
+    package var receiversKept: Int { state.withLock { $0.machine.epochs.coalescer.receiverCount } }
 
     /// How long without any report from gpsd before ``status`` says ``LocationStatus/stale(silentFor:)``.
     /// Defaults to ``defaultStaleTimeout``. A negative duration is taken as zero, a century or more as never.
     public var staleTimeout: Duration {
-        get { state.withLock { $0.machine.staleTimeout } }
-        set { state.withLock { $0.machine.staleTimeout = newValue.asTimeout } }
+        get { state.withLock { $0.machine.session.staleTimeout } }
+        set { state.withLock { $0.machine.session.staleTimeout = newValue.asTimeout } }
     }
 
     /// Where the manager logs what gpsd sent that cannot be true (once per kind). `Logger(label: "GPSDLocation")`
@@ -209,16 +209,16 @@ public final class LocationManager: Sendable {
 
     /// The newest fix the manager has received, whatever the filters; `nil` before the first. Its
     /// ``Location/age`` says how long ago it arrived.
-    public var location: Location? { state.withLock { $0.machine.latest?.location } }
+    public var location: Location? { state.withLock { $0.machine.epochs.latest?.location } }
 
     /// The satellites the receiver last reported seeing and using.
-    public var satellites: SatelliteCount? { state.withLock { $0.machine.satellites } }
+    public var satellites: SatelliteCount? { state.withLock { $0.machine.epochs.satellites } }
 
     /// Whether fixes are available, and if not why.
     public var status: LocationStatus { state.withLock { $0.machine.status.current } }
 
     /// What was not passed on, and why: skipped lines, values that cannot be true, fixes without a time.
-    public var statistics: ReportStatistics { state.withLock { $0.machine.statistics } }
+    public var statistics: ReportStatistics { state.withLock { $0.machine.epochs.statistics } }
 
     /// How many lines were not gpsd reports (garbage, truncated or over-long lines) and were skipped.
     public var skippedLineCount: Int { statistics.skippedLines }
@@ -251,8 +251,8 @@ public final class LocationManager: Sendable {
     public func stopUpdatingLocation() {
         let thread = SystemThread.currentID
         let (actions, generation, insideCallback, session) = state.withLock { state in
-            (state.decide { $0.stopUpdating() }, state.machine.generation, state.callbacks.contains { $0.thread == thread },
-             state.machine.sessionCount)
+            (state.decide { $0.stopUpdating() }, state.machine.subscriptions.generation, state.callbacks.contains { $0.thread == thread },
+             state.machine.session.sessionCount)
         }
         perform(actions)
         settleSessions(upTo: session)

@@ -1,173 +1,174 @@
+import FoundationEssentials
+
+// The session's inputs: its opening and closing reported back, its timers, and what it reads.
 extension LocationManagerStateMachine {
-    /// Opens a session when something wants one, closes it when nothing does: every change of demand ends here.
-    mutating func reconcile() -> [Action] {
-        switch source {
-        case .idle where isSessionWanted:
-            coalescer.reset()   // a fresh start; a reconnection keeps it, so a fix sent again is not delivered twice
-            deviations.removeAll()
-            newestLiveFix.removeAll()
-            return openNextSession()
-        case .open(let number, let session) where !isSessionWanted:
-            source = .closing(number: number, then: .stop)
-            watchdog.timer = nil
-            return [.closeSession(number: number, session)]
-        case .waitingToReconnect where !isSessionWanted:
-            return stop()
-        default:
-            return []
-        }
-    }
+    // MARK: Opening and closing
 
-    private mutating func openNextSession() -> [Action] {
-        sessionCount += 1
-        connectedSince = nil
-        source = .opening(number: sessionCount, ended: nil)
-        return tell(status.connecting(attempt: failedAttempts + 1)) + [.openSession(number: sessionCount)]
-    }
-
-    /// No session, and none to come.
-    private mutating func stop() -> [Action] {
-        source = .idle
-        failedAttempts = 0
-        watchdog.timer = nil
-        return tell(status.stopped())
-    }
-
-    mutating func sessionOpened(_ number: Int, _ session: any SourceSession) -> [Action] {
-        guard case .opening(number, let ended) = source else { return [.closeSession(number: number, session)] }
-        if let ended {
-            source = .closing(number: number, then: ended)
-            return [.closeSession(number: number, session)]
+    mutating func sessionOpened(_ number: Int, _ source: any SourceSession) -> [Action] {
+        switch session.opened(number, source, wanted: subscriptions.wantsSession) {
+        case .open(let open):
+            // Requests waiting for gpsd's held fix (subscribed while this opened, or kept across a reconnection).
+            subscriptions.wantsHeldFix ? [.requestHeldFix(open)] : []
+        case .close(let closing):
+            [.closeSession(number: closing.number, closing.session)]
         }
-        guard isSessionWanted else {
-            source = .closing(number: number, then: .stop)
-            return [.closeSession(number: number, session)]
-        }
-        source = .open(number: number, session: session)
-        // Requests waiting for gpsd's held fix (subscribed while this opened, or kept across a reconnection).
-        return subscriptions.values.contains(where: \.wantsHeldFix) ? [.requestHeldFix(session)] : []
     }
 
     /// The session could not even begin (the system refused a thread or a pipe): everything waiting on it fails.
     mutating func sessionFailedToOpen(_ number: Int, _ error: LocationError) -> [Action] {
-        guard case .opening(number, _) = source else { return [] }
-        return end(with: error) + observe(.sessionEnded(error)) + stop()
+        switch session.failedToOpen(number) {
+        case .ignored: []
+        case .stopped:
+            actions(of: subscriptions.endAll(with: error, latest: epochs.latest?.location))
+                + observe(.sessionEnded(error)) + tell(status.stopped())
+        }
     }
 
     mutating func sessionClosed(_ number: Int) -> [Action] {
-        guard case .closing(number, let next) = source else { return [] }
-        if case .reconnect(let delay) = next, isSessionWanted {
-            let timer = newTimer()
-            source = .waitingToReconnect(timer: timer)
-            return [.scheduleReconnect(timer: timer, after: delay)]
+        switch session.closed(number, wanted: subscriptions.wantsSession) {
+        case .ignored: []
+        case .reconnect(let timer): [.scheduleReconnect(timer: timer.id, after: timer.after)]
+        case .open(let next): open(next)
+        case .stopped: tell(status.stopped())
         }
-        source = .idle
-        if isSessionWanted { return reconcile() }   // wanted again while it closed
-        return stop()
     }
 
     mutating func reconnectTimerFired(_ timer: Int) -> [Action] {
-        guard case .waitingToReconnect(timer) = source else { return [] }
-        return isSessionWanted ? openNextSession() : stop()
+        switch session.reconnectTimerFired(timer, wanted: subscriptions.wantsSession) {
+        case .ignored: []
+        case .open(let next): open(next)
+        case .stopped: tell(status.stopped())
+        }
     }
 
-    /// Whether an event of session `number` is the current session's, and not of one that has ended.
-    func isCurrent(session number: Int) -> Bool {
-        switch source {
-        case .opening(number, nil), .open(number, _): true
-        default: false
+    /// The watchdog's timer: stale if the session has been silent for the stale timeout.
+    mutating func watchdogFired(_ timer: Int, now: Duration) -> [Action] {
+        switch session.watchdogFired(timer, now: now) {
+        case .ignored: []
+        case .stale(let silence): tell(status.stale(for: silence))
+        case .rescheduled(let next): [.scheduleWatchdog(timer: next.id, after: next.after)]
         }
+    }
+
+    // MARK: What the session reads
+
+    /// An event of session `number`, at monotonic time `now`, as the wall clock and the monotonic clock have it
+    /// (`arrival`); events of a session that has ended, or is not the current one, are ignored.
+    mutating func handle(
+        _ event: SourceEvent, session number: Int, now: Duration, arrival: Location.Arrival
+    ) -> [Action] {
+        guard session.isCurrent(session: number) else { return [] }
+        switch event {
+        case .connected:
+            subscriptions.sessionConnected()
+            return tell(status.connected()) + watch(session.connected(now: now))
+        case .report(let report):
+            // The backoff starts over once the connection proved good by a fix (or by holding, when it fails);
+            // gpsd's greeting proves nothing: a peer that greets and hangs up is retried ever more slowly.
+            switch report {
+            case .fix: session.provedGood()
+            case .poll(_, let fixes) where !fixes.isEmpty: session.provedGood()
+            default: break
+            }
+            return watch(session.heard(now: now)) + handle(report, now: now, arrival: arrival)
+        case .rejected(let problem):
+            return epochs.reject(problem) ? [.log(problem)] : []
+        case .skippedLine:
+            // Not a report: a peer that sends only garbage goes stale.
+            epochs.skippedLine()
+            return []
+        case .failed(let error): return sessionEnded(with: error, failedAt: now)
+        case .finished: return sessionEnded(with: nil)
+        }
+    }
+
+    private func watch(_ timer: SessionStateMachine.Timer?) -> [Action] {
+        timer.map { [.scheduleWatchdog(timer: $0.id, after: $0.after)] } ?? []
+    }
+
+    private mutating func handle(_ report: GPSDReport, now: Duration, arrival: Location.Arrival) -> [Action] {
+        switch report {
+        case .fix(let location):
+            return receive(location, age: nil, now: now, arrival: arrival)
+        case .poll(let time, let reports):
+            return reports.flatMap { report -> [Action] in
+                guard case .fix(let location) = report else { return [] }
+                return receive(location, age: EpochAssembly.age(of: location, polledAt: time), now: now, arrival: arrival)
+            }
+        case .sky(let count):
+            epochs.sky(count)
+            return observe(.satellites(count)) + tell(status.sky(count))
+        case .version(let release): return tell(status.version(release))
+        case .devices(let count): return tell(status.devices(count: count))
+        case .device(let path, let active):
+            // A receiver that went away ends the epoch streams hold of it (of every receiver, if gpsd named none).
+            let flushed = active ? [] : subscriptions.flushHeldEpochs(of: path).actions
+            return flushed + tell(status.device(path, active: active))
+        case .noFix(let device, _):
+            // That receiver has lost its fix: the epoch streams hold of it is over.
+            return subscriptions.flushHeldEpochs(of: device ?? "").actions + tell(status.noFix())
+        case .deviation(let deviation, let device, let time):
+            guard let time, let (completed, firstArrival) = epochs.deviation(deviation, device: device, time: time) else {
+                return tell(status.heard())
+            }
+            return receive(completed, age: nil, now: now, arrival: firstArrival)
+        case .other: return tell(status.heard())
+        case .error(let message):
+            // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
+            return sessionEnded(with: LocationError(.protocolError, "gpsd: \(message)"))
+        }
+    }
+
+    /// A fix of the current session (`age` as ``EpochAssembly/assemble(_:age:now:arrival:)`` takes it), through
+    /// the epoch assembly to the subscriptions.
+    private mutating func receive(
+        _ reported: Location, age: Duration?, now: Duration, arrival: Location.Arrival
+    ) -> [Action] {
+        let location: Location
+        var actions: [Action]
+        switch epochs.assemble(reported, age: age, now: now, arrival: arrival) {
+        case .withoutTime: return tell(status.heard())
+        case .older: return []
+        case .repeated(let forgotten):
+            return (forgotten.map { subscriptions.forget(receiver: $0).actions } ?? []) + tell(status.heard())
+        case .accepted(let accepted, let forgotten):
+            location = accepted
+            actions = forgotten.map { subscriptions.forget(receiver: $0).actions } ?? []
+        }
+        actions += tell(status.fix(location))
+        let delivery = subscriptions.deliver(location, age: age)
+        actions += delivery.notifications.actions
+        if delivery.toDelegate { actions.append(.deliver([location], generation: subscriptions.generation)) }
+        return delivery.endedAny ? actions + demandChanged() : actions
     }
 
     // MARK: A session's end
 
-    /// The current session failed (`error`) or finished (`nil`: a recording's end). After a failure that may
-    /// pass (``LocationError/Code/isTransient``), while fixes are still wanted and the policy allows, the manager
-    /// reconnects: only requests that never saw a connection fail. Otherwise everything waiting ends, as it
-    /// does when the policy's delay is a century or more (``Duration/never``).
-    mutating func sessionEnded(with error: LocationError?) -> [Action] {
-        var actions: [Action] = []
-        let next: NextStep
-        let retryDelay: Duration? = if let error, error.code.isTransient,
-            reconnectPolicy.allowsRetry(afterFailures: failedAttempts + 1) {
-            reconnectPolicy.delay(afterFailures: failedAttempts + 1, unit: jitter.nextUnit())
-        } else { nil }
-        if let error, let delay = retryDelay, !delay.meansNever {
-            failedAttempts += 1
-            actions = flushPendingEpochs() + endRequestsThatNeverConnected(with: error) + observe(.sessionEnded(error))
-            if isSessionWanted {
+    /// The current session failed (`error`) or finished (`nil`: a recording's end), at `now` if it failed by
+    /// itself. After a failure the session part retries, only requests that never saw a connection fail, and
+    /// the rest wait for the next session; otherwise everything waiting ends.
+    mutating func sessionEnded(with error: LocationError?, failedAt now: Duration? = nil) -> [Action] {
+        var actions: [Action]
+        let next: SessionStateMachine.NextStep
+        switch session.ended(by: error, failedAt: now) {
+        case .retry(let delay, let attempt, let error):
+            actions = subscriptions.flushHeldEpochs().actions
+                + self.actions(of: subscriptions.endRequestsThatNeverConnected(with: error))
+                + observe(.sessionEnded(error))
+            if subscriptions.wantsSession {
                 next = .reconnect(after: delay)
-                actions += tell(status.reconnecting(attempt: failedAttempts + 1, after: delay, because: error))
+                actions += tell(status.reconnecting(attempt: attempt, after: delay, because: error))
             } else {
                 next = .stop
             }
-        } else {
-            actions = end(with: error) + observe(.sessionEnded(error))
+        case .end:
+            actions = self.actions(of: subscriptions.endAll(with: error, latest: epochs.latest?.location))
+                + observe(.sessionEnded(error))
             next = .stop
         }
-        watchdog.timer = nil
-        switch source {
-        case .opening(let number, _):
-            source = .opening(number: number, ended: next)
-        case .open(let number, let session):
-            source = .closing(number: number, then: next)
-            actions.append(.closeSession(number: number, session))
-        case .idle, .closing, .waitingToReconnect:
-            break
+        if let closing = session.close(then: next) {
+            actions.append(.closeSession(number: closing.number, closing.session))
         }
         return actions
-    }
-
-    /// One-shot requests that have not seen a connection since they subscribed fail with `error`: their
-    /// connection was refused, not lost.
-    private mutating func endRequestsThatNeverConnected(with error: LocationError) -> [Action] {
-        var notifications = Notifications()
-        var actions: [Action] = []
-        let failing = subscriptions.filter { $0.value.isOneShot && !$0.value.sawConnection }
-        for (id, var subscription) in failing.sorted(by: { $0.key < $1.key }) {
-            subscriptions[id] = nil
-            switch subscription.consumer {
-            case .delegate: actions.append(.fail(error, generation: generation))
-            case .consumer(let consumer, _): notifications.add(.ended(error), for: id, of: &subscription, to: consumer)
-            }
-        }
-        return notifications.actions + actions
-    }
-
-    // MARK: Connection and silence
-
-    /// The session connected: the requests waiting have seen a connection (and so do those that come while it
-    /// lasts), and the watchdog starts.
-    mutating func sessionConnected(now: Duration) -> [Action] {
-        connectedSince = now
-        if case .opening(let number, _) = source { connectedSession = number }
-        if case .open(let number, _) = source { connectedSession = number }
-        for (id, subscription) in subscriptions where subscription.isOneShot { subscriptions[id]?.sawConnection = true }
-        return tell(status.connected()) + heard(now: now)
-    }
-
-    /// Whether the current session has connected: a one-shot request that subscribes now has seen a connection.
-    var isConnected: Bool { connectedSession.map(isCurrent(session:)) ?? false }
-
-    /// The session connected or reported: the watchdog measures silence from now.
-    mutating func heard(now: Duration) -> [Action] {
-        watchdog.lastReport = now
-        guard watchdog.timer == nil else { return [] }
-        let timer = newTimer()
-        watchdog.timer = timer
-        return [.scheduleWatchdog(timer: timer, after: staleTimeout)]
-    }
-
-    /// The watchdog's timer: stale if the session has been silent for the stale timeout, otherwise it looks again
-    /// when it would be.
-    mutating func watchdogFired(_ timer: Int, now: Duration) -> [Action] {
-        guard watchdog.timer == timer else { return [] }
-        watchdog.timer = nil
-        guard case .open = source else { return [] }
-        let silence = now - watchdog.lastReport
-        if silence >= staleTimeout { return tell(status.stale(for: silence)) }
-        let next = newTimer()
-        watchdog.timer = next
-        return [.scheduleWatchdog(timer: next, after: staleTimeout - silence)]
     }
 }

@@ -1,0 +1,379 @@
+/// The life of the source's sessions: opening, open, closing, and waiting out a backoff before the next; and the
+/// watchdog that notices an open session gone silent. A value, changed only by its inputs: each returns what it
+/// causes, and ``LocationManagerStateMachine`` carries that to the other parts and to the manager.
+///
+/// Opening and closing are carried out outside the manager's lock, one at a time, by whoever the machine hands
+/// them to; that thread reports back (``opened(_:_:wanted:)``, ``failedToOpen(_:)``, ``closed(_:wanted:)``).
+/// Meanwhile the session is halfway, and what happens then (it fails, nothing wants it any more) is kept in the
+/// state until the report comes. Every session and timer has a number, so a late report or timer is ignored.
+///
+/// ```
+///                 demandChanged(wanted: true)                  opened, still wanted
+///   ┌────────┐ ───────────────────────────────▶ ┌─────────┐ ─────────────────────────▶ ┌────────┐
+///   │  idle  │                                  │ opening │                            │  open  │
+///   └────────┘ ◀──── failedToOpen ───────────── └─────────┘                            └────────┘
+///     ▲  ▲                                           │ opened, but it ended meanwhile      │ ended(by:), or
+///     │  │                                           │ or is not wanted: closing            │ demandChanged(false)
+///     │  │  closed: nothing wanted                   ▼                                      ▼
+///     │  └───────────────────────────────────── ┌─────────┐ ◀────────────────────────────────┘
+///     │                                         │ closing │
+///     │ reconnectTimerFired (not wanted),       └─────────┘
+///     │ demandChanged(wanted: false)                 │ closed, a retry wanted
+///   ┌─────────────────────┐ ◀────────────────────────┘
+///   │ waitingToReconnect  │ ── reconnectTimerFired (wanted) ──▶ opening
+///   └─────────────────────┘
+/// ```
+/// A `closed` that finds fixes wanted again and no retry due goes straight to opening the next session.
+struct SessionStateMachine {
+    enum State {
+        case idle
+        case opening(Opening)
+        case open(Open)
+        case closing(Closing)
+        case waitingToReconnect(WaitingToReconnect)
+    }
+
+    /// Session `number` is being opened on some thread.
+    struct Opening {
+        let number: Int
+        /// Set if it failed or finished before its opening returned: what comes after it is closed.
+        var ended: NextStep?
+        /// When it connected, if it has (its reader may report before the opening returns).
+        var connectedSince: Duration?
+
+        init(number: Int) { self.number = number }
+    }
+
+    /// Session `number` is open.
+    struct Open {
+        let number: Int
+        let session: any SourceSession
+        var connectedSince: Duration?
+
+        /// Only an opening session becomes open.
+        init(from opening: Opening, session: any SourceSession) {
+            number = opening.number
+            connectedSince = opening.connectedSince
+            self.session = session
+        }
+    }
+
+    /// Session `number` is being closed on some thread: nothing wants it any more, or it ended by itself.
+    struct Closing {
+        let number: Int
+        let then: NextStep
+
+        init(from open: Open, then next: NextStep) { (number, then) = (open.number, next) }
+        /// An opening that returned after its session ended, or when nothing wanted it.
+        init(from opening: Opening, then next: NextStep) { (number, then) = (opening.number, next) }
+    }
+
+    /// A session failed while fixes are still wanted: the next opens when timer `timer` fires.
+    struct WaitingToReconnect {
+        let timer: Int
+
+        /// Only a session that closed after a failure waits to reconnect.
+        init(from closing: Closing, timer: Int) { self.timer = timer }
+    }
+
+    /// What comes after a session closes.
+    enum NextStep: Equatable {
+        case stop
+        case reconnect(after: Duration)
+    }
+
+    /// A timer to start: the machine is told ``reconnectTimerFired(_:wanted:)`` or ``watchdogFired(_:now:)``
+    /// with `id` when it fires.
+    struct Timer: Equatable {
+        var id: Int
+        var after: Duration
+    }
+
+    /// A session to open: its number, which attempt since a connection last proved good, and whether it is a
+    /// fresh start (no session was wanted before) rather than a reconnection.
+    struct SessionToOpen: Equatable {
+        var number: Int
+        var attempt: Int
+        var isFreshStart: Bool
+    }
+
+    /// A session to close, on the thread that carries the decision out.
+    struct SessionToClose {
+        var number: Int
+        var session: any SourceSession
+    }
+
+    enum OnDemandChanged {
+        case none
+        case open(SessionToOpen)
+        case close(SessionToClose)
+        /// The wait for a reconnection was called off: nothing runs, nor will.
+        case stopped
+    }
+
+    enum OnOpened {
+        /// The session is open: the current one.
+        case open(any SourceSession)
+        /// It is not wanted (any more), or it is late (its opening was given up): close it.
+        case close(SessionToClose)
+    }
+
+    enum OnFailedToOpen {
+        /// It was not the session being opened.
+        case ignored
+        /// Nothing runs, nor will: everything waiting on the session fails.
+        case stopped
+    }
+
+    enum OnClosed {
+        case ignored
+        case reconnect(Timer)
+        case open(SessionToOpen)
+        case stopped
+    }
+
+    enum OnReconnectTimer {
+        /// A late timer, or one whose wait was called off.
+        case ignored
+        case open(SessionToOpen)
+        case stopped
+    }
+
+    enum OnEnded: Equatable {
+        /// A failure that may pass (`error`): requests that never connected fail; the rest wait for attempt
+        /// `attempt`, after `delay`.
+        case retry(after: Duration, attempt: Int, because: LocationError)
+        /// Everything waiting ends.
+        case end
+    }
+
+    enum OnWatchdog: Equatable {
+        case ignored
+        /// Nothing was heard for this long: the session is stale. The watchdog starts again with the next report.
+        case stale(silentFor: Duration)
+        /// Something was heard meanwhile: the watchdog looks again when the session would be stale.
+        case rescheduled(Timer)
+    }
+
+    var reconnectPolicy = ReconnectPolicy.default
+    var staleTimeout = LocationManager.defaultStaleTimeout
+    /// How long a session must hold, without a fix, to count as good.
+    static let connectionProvenAfter = Duration.seconds(10)
+
+    private(set) var state = State.idle
+    /// The number of the newest session begun.
+    private(set) var sessionCount = 0
+    /// Attempts to connect that failed since a connection last proved good (``provedGood()``): a peer that
+    /// accepts and hangs up at once (a gpsd at its limit of clients), or greets first, does not reset the backoff.
+    private(set) var failedAttempts = 0
+    private var timerCount = 0
+    /// The watchdog's pending timer, and when the session last reported.
+    private var watchdog: (timer: Int?, lastReport: Duration) = (nil, .zero)
+    private var jitter: SplitMix64
+
+    init(jitterSeed: UInt64) {
+        jitter = SplitMix64(seed: jitterSeed)
+    }
+
+    // MARK: Opening and closing
+
+    /// Something began or ceased to want fixes: a session opens if one is wanted and none is there, the open one
+    /// closes if none is wanted, a wait for reconnection is called off.
+    mutating func demandChanged(wanted: Bool) -> OnDemandChanged {
+        switch state {
+        case .idle where wanted:
+            return .open(openNext(isFreshStart: true))
+        case .open(let open) where !wanted:
+            state = .closing(Closing(from: open, then: .stop))
+            watchdog.timer = nil
+            return .close(SessionToClose(number: open.number, session: open.session))
+        case .waitingToReconnect where !wanted:
+            stop()
+            return .stopped
+        default:
+            return .none
+        }
+    }
+
+    mutating func opened(_ number: Int, _ session: any SourceSession, wanted: Bool) -> OnOpened {
+        guard case .opening(let opening) = state, opening.number == number else {
+            return .close(SessionToClose(number: number, session: session))
+        }
+        guard opening.ended == nil, wanted else {
+            state = .closing(Closing(from: opening, then: opening.ended ?? .stop))
+            return .close(SessionToClose(number: number, session: session))
+        }
+        state = .open(Open(from: opening, session: session))
+        return .open(session)
+    }
+
+    /// The session could not even begin (the system refused a thread or a pipe).
+    mutating func failedToOpen(_ number: Int) -> OnFailedToOpen {
+        guard case .opening(let opening) = state, opening.number == number else { return .ignored }
+        stop()
+        return .stopped
+    }
+
+    mutating func closed(_ number: Int, wanted: Bool) -> OnClosed {
+        guard case .closing(let closing) = state, closing.number == number else { return .ignored }
+        if case .reconnect(let delay) = closing.then, wanted {
+            let timer = Timer(id: newTimer(), after: delay)
+            state = .waitingToReconnect(WaitingToReconnect(from: closing, timer: timer.id))
+            return .reconnect(timer)
+        }
+        state = .idle
+        if wanted { return .open(openNext(isFreshStart: true)) }   // wanted again while it closed
+        stop()
+        return .stopped
+    }
+
+    mutating func reconnectTimerFired(_ timer: Int, wanted: Bool) -> OnReconnectTimer {
+        guard case .waitingToReconnect(let waiting) = state, waiting.timer == timer else { return .ignored }
+        guard wanted else {
+            stop()
+            return .stopped
+        }
+        return .open(openNext(isFreshStart: false))
+    }
+
+    private mutating func openNext(isFreshStart: Bool) -> SessionToOpen {
+        sessionCount += 1
+        state = .opening(Opening(number: sessionCount))
+        return SessionToOpen(number: sessionCount, attempt: failedAttempts + 1, isFreshStart: isFreshStart)
+    }
+
+    /// No session, and none to come.
+    private mutating func stop() {
+        state = .idle
+        failedAttempts = 0
+        watchdog.timer = nil
+    }
+
+    // MARK: A session's end
+
+    /// The current session failed (`error`) or finished (`nil`: a recording's end), at `now` if it failed by
+    /// itself (a connection that held ``connectionProvenAfter`` was good, whatever it brought). After a failure
+    /// that may pass (``LocationError/Code/isTransient``), while the policy allows, it is retried; otherwise,
+    /// or when the policy's delay is a century or more (``Duration/never``), everything waiting ends. The state
+    /// moves on with ``close(then:)``, once the caller knows whether fixes are still wanted.
+    mutating func ended(by error: LocationError?, failedAt now: Duration? = nil) -> OnEnded {
+        if let now, let since = connectedSince, now - since >= Self.connectionProvenAfter { failedAttempts = 0 }
+        guard let error, error.code.isTransient, reconnectPolicy.allowsRetry(afterFailures: failedAttempts + 1) else {
+            return .end
+        }
+        let delay = reconnectPolicy.delay(afterFailures: failedAttempts + 1, unit: jitter.nextUnit())
+        guard !delay.meansNever else { return .end }
+        failedAttempts += 1
+        return .retry(after: delay, attempt: failedAttempts + 1, because: error)
+    }
+
+    /// The current session is over (``ended(by:failedAt:)``): an open one is to be closed, an opening one will be
+    /// when its opening returns; then comes `next`.
+    mutating func close(then next: NextStep) -> SessionToClose? {
+        watchdog.timer = nil
+        switch state {
+        case .opening(var opening):
+            opening.ended = next
+            state = .opening(opening)
+            return nil
+        case .open(let open):
+            state = .closing(Closing(from: open, then: next))
+            return SessionToClose(number: open.number, session: open.session)
+        case .idle, .closing, .waitingToReconnect:
+            return nil
+        }
+    }
+
+    /// The connection proved good (it brought a fix): the backoff starts over.
+    mutating func provedGood() {
+        failedAttempts = 0
+    }
+
+    // MARK: Connection and silence
+
+    /// The current session connected: the watchdog starts.
+    mutating func connected(now: Duration) -> Timer? {
+        switch state {
+        case .opening(var opening):
+            opening.connectedSince = now
+            state = .opening(opening)
+        case .open(var open):
+            open.connectedSince = now
+            state = .open(open)
+        case .idle, .closing, .waitingToReconnect:
+            break
+        }
+        return heard(now: now)
+    }
+
+    /// The session connected or reported: the watchdog measures silence from now. Returns the watchdog's timer
+    /// to start, if none is running.
+    mutating func heard(now: Duration) -> Timer? {
+        watchdog.lastReport = now
+        guard watchdog.timer == nil else { return nil }
+        let timer = Timer(id: newTimer(), after: staleTimeout)
+        watchdog.timer = timer.id
+        return timer
+    }
+
+    mutating func watchdogFired(_ timer: Int, now: Duration) -> OnWatchdog {
+        guard watchdog.timer == timer else { return .ignored }
+        watchdog.timer = nil
+        guard case .open = state else { return .ignored }
+        let silence = now - watchdog.lastReport
+        if silence >= staleTimeout { return .stale(silentFor: silence) }
+        let next = Timer(id: newTimer(), after: staleTimeout - silence)
+        watchdog.timer = next.id
+        return .rescheduled(next)
+    }
+
+    /// A fresh token for a timer, so that one that fires late is recognised and ignored.
+    private mutating func newTimer() -> Int {
+        timerCount += 1
+        return timerCount
+    }
+
+    // MARK: What it is
+
+    /// Whether an event of session `number` is the current session's, and not of one that has ended.
+    func isCurrent(session number: Int) -> Bool {
+        switch state {
+        case .opening(let opening): opening.number == number && opening.ended == nil
+        case .open(let open): open.number == number
+        case .idle, .closing, .waitingToReconnect: false
+        }
+    }
+
+    /// When the current session connected, if it has.
+    private var connectedSince: Duration? {
+        switch state {
+        case .opening(let opening): opening.connectedSince
+        case .open(let open): open.connectedSince
+        case .idle, .closing, .waitingToReconnect: nil
+        }
+    }
+
+    /// Whether the current session has connected: a one-shot request that subscribes now has seen a connection.
+    var isConnected: Bool {
+        switch state {
+        case .opening(let opening): opening.ended == nil && opening.connectedSince != nil
+        case .open(let open): open.connectedSince != nil
+        case .idle, .closing, .waitingToReconnect: false
+        }
+    }
+
+    /// The open session, if one is.
+    var openSession: (any SourceSession)? {
+        if case .open(let open) = state { return open.session }
+        return nil
+    }
+
+    /// Whether session `number` or an earlier one is being opened or closed: halfway, on some thread.
+    func isHalfway(upTo number: Int) -> Bool {
+        switch state {
+        case .opening(let opening): opening.number <= number
+        case .closing(let closing): closing.number <= number
+        case .idle, .open, .waitingToReconnect: false
+        }
+    }
+}

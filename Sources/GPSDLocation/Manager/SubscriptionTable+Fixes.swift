@@ -1,0 +1,123 @@
+import FoundationEssentials
+
+extension SubscriptionTable {
+    /// What a fix means for the subscriptions.
+    struct FixDelivery {
+        var notifications = Notifications()
+        /// Whether the delegate is called with the fix.
+        var toDelegate = false
+        /// Whether a one-shot subscription ended with it: the demand for a session may have changed.
+        var endedAny = false
+    }
+
+    /// A fix, as the epoch assembly passed it on: `age` is nil for one the receiver just reported, and gpsd's
+    /// estimate of its age for one from a POLL reply (its held fix). Each subscription whose filters it passes
+    /// takes it: a one-shot then ends; a stream taking complete epochs holds it until its epoch is over.
+    mutating func deliver(_ location: Location, age: Duration?) -> FixDelivery {
+        var delivery = FixDelivery()
+        var ended: [SubscriptionID] = []
+        var index = subscriptions.startIndex
+        while index != subscriptions.endIndex {
+            defer { subscriptions.formIndex(after: &index) }
+            if let age, !subscriptions.values[index].takesHeldFix(aged: age) { continue }
+            if subscriptions.values[index].takesCompleteEpochs {
+                hold(location, at: index, into: &delivery.notifications)
+                continue
+            }
+            // A copy only here: one held while the epochs are written would copy them all, for every fix.
+            let (id, subscription) = subscriptions[index]
+            let (accuracy, distance) = filters(of: subscription)
+            if subscription.isOneShot {
+                guard location.meets(desiredAccuracy: accuracy) else {
+                    if location.isBetter(than: subscription.best) { subscriptions.values[index].best = location }
+                    continue
+                }
+                ended.append(id)
+                switch subscription.consumer {
+                case .delegate: delivery.toDelegate = true
+                case .consumer(let consumer, _):
+                    delivery.notifications.add(.location(location), for: id, of: &subscriptions.values[index], to: consumer)
+                }
+            } else if case .delegate = subscription.consumer {
+                guard location.meets(desiredAccuracy: accuracy),
+                      location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { continue }
+                delivery.toDelegate = true
+            } else {
+                offer(location, at: index, into: &delivery.notifications)
+            }
+        }
+        for id in ended { subscriptions[id] = nil }
+        // One callback serves the request and the updates alike, and is what the distance filter measures from.
+        if delivery.toDelegate { subscriptions[.delegateUpdates]?.lastDelivered = location }
+        delivery.endedAny = !ended.isEmpty
+        return delivery
+    }
+
+    /// The epochs streams hold back are over (the fix was lost, the receiver went away, the connection ended,
+    /// the source ended): each is passed on, ahead of what ended it. Only `device`'s, if given.
+    mutating func flushHeldEpochs(of device: String? = nil) -> Notifications {
+        var notifications = Notifications()
+        flushHeldEpochs(into: &notifications, device: device)
+        return notifications
+    }
+
+    mutating func flushHeldEpochs(into notifications: inout Notifications, device: String? = nil) {
+        var index = subscriptions.startIndex
+        while index != subscriptions.endIndex {
+            defer { subscriptions.formIndex(after: &index) }
+            // One receiver's is looked up: sorting every receiver's for it made each fix lost cost them all.
+            for key in device.map({ [$0] }) ?? subscriptions.values[index].heldEpochs.keys.sorted() {
+                guard let pending = subscriptions.values[index].heldEpochs[key]?.pending else { continue }
+                subscriptions.values[index].heldEpochs[key] = HeldEpoch(pending: nil, passed: pending.timestamp)
+                offer(pending, at: index, into: &notifications)
+            }
+        }
+    }
+
+    /// A receiver the epoch assembly forgot, to bound what is kept: its held epochs are passed on and dropped.
+    mutating func forget(receiver device: String) -> Notifications {
+        let notifications = flushHeldEpochs(of: device)
+        for index in subscriptions.values.indices { subscriptions.values[index].heldEpochs[device] = nil }
+        return notifications
+    }
+
+    /// Holds `location` for the subscription at `index`, which takes complete epochs: the newest record of its
+    /// receiver's epoch waits; that receiver's previous epoch, now over, is passed on. A record of an epoch already
+    /// passed on (a GST after a flush) is not held again.
+    private mutating func hold(
+        _ location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index,
+        into notifications: inout Notifications
+    ) {
+        let key = location.device ?? ""
+        var held = subscriptions.values[index].heldEpochs[key] ?? HeldEpoch()
+        if location.timestamp == held.passed { return }
+        if let previous = held.pending, previous.timestamp != location.timestamp {
+            held.passed = previous.timestamp
+            subscriptions.values[index].heldEpochs[key] = held
+            offer(previous, at: index, into: &notifications)
+        }
+        held.pending = location
+        subscriptions.values[index].heldEpochs[key] = held
+    }
+
+    /// Passes `location` to the continuous consumer subscription at `index` if it meets its filters.
+    mutating func offer(
+        _ location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index,
+        into notifications: inout Notifications
+    ) {
+        let (id, subscription) = subscriptions[index]
+        guard case .consumer(let consumer, _) = subscription.consumer else { return }
+        let (accuracy, distance) = filters(of: subscription)
+        guard location.meets(desiredAccuracy: accuracy),
+              location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { return }
+        subscriptions.values[index].lastDelivered = location
+        notifications.add(.location(location), for: id, of: &subscriptions.values[index], to: consumer)
+    }
+
+    private func filters(of subscription: Subscription) -> (accuracy: Double?, distance: Double?) {
+        switch subscription.consumer {
+        case .delegate: (desiredAccuracy, distanceFilter)
+        case .consumer(_, let request): (request.desiredAccuracy, request.distanceFilter)
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import FoundationEssentials
+
+/// Who wants fixes, and what each has been given: the delegate's updates and request, the async bridge's
+/// requests and streams, their reservations, filters and held epochs, and the observers. A value: each input
+/// returns what it causes (notices for consumers in ``Notifications``, whether the delegate is called), and
+/// ``LocationManagerStateMachine`` carries it out. A session is wanted while the table is not empty.
+struct SubscriptionTable {
+    typealias Observer = @Sendable (Observation) -> Void
+
+    /// The delegate's filters: the manager's ``LocationManager/desiredAccuracy`` and
+    /// ``LocationManager/distanceFilter``.
+    var desiredAccuracy: Double?
+    var distanceFilter: Double?
+
+    /// Changed only by the table's own methods, here and in +Fixes.
+    var subscriptions: [SubscriptionID: Subscription] = [:]
+    /// Ids handed out and not yet subscribed: given back before subscribing, they never subscribe.
+    private var reserved: Set<SubscriptionID> = []
+    private var nextID = SubscriptionID.firstReservable
+    private var observers: [Int: Observer] = [:]
+    /// How many observations were decided: each is numbered.
+    private var observationCount: UInt64 = 0
+    /// The number of the delegate's newest one-shot request, so that a late timeout of an earlier one is ignored.
+    private var delegateRequestNumber = 0
+    /// Bumped by ``stopDelegate()``: deliveries to the delegate decided before it are dropped.
+    private(set) var generation = 0
+
+    /// Whether anything wants a session open: the one rule.
+    var wantsSession: Bool { !subscriptions.isEmpty }
+
+    /// Whether the delegate holds a subscription, and so hears of status changes.
+    var delegateSubscribed: Bool { subscriptions[.delegateUpdates] != nil || subscriptions[.delegateRequest] != nil }
+
+    /// Whether a request waits for gpsd's held fix.
+    var wantsHeldFix: Bool { subscriptions.values.contains(where: \.wantsHeldFix) }
+
+    // MARK: The delegate
+
+    mutating func startDelegateUpdates() {
+        if subscriptions[.delegateUpdates] == nil {
+            subscriptions[.delegateUpdates] = Subscription(consumer: .delegate, isOneShot: false)
+        }
+    }
+
+    /// Ends the delegate's updates and request: what was decided for it before is dropped.
+    mutating func stopDelegate() {
+        subscriptions[.delegateUpdates] = nil
+        subscriptions[.delegateRequest] = nil
+        generation += 1
+    }
+
+    /// A new one-shot request of the delegate, replacing a pending one. Returns its number, for its timeout.
+    mutating func requestDelegateLocation(sawConnection: Bool) -> Int {
+        delegateRequestNumber += 1
+        subscriptions[.delegateRequest] = Subscription(consumer: .delegate, isOneShot: true, sawConnection: sawConnection)
+        return delegateRequestNumber
+    }
+
+    /// The timeout of the delegate's request `number`: whether it was still pending (now ended).
+    mutating func delegateRequestTimedOut(_ number: Int) -> Bool {
+        number == delegateRequestNumber && subscriptions.removeValue(forKey: .delegateRequest) != nil
+    }
+
+    // MARK: Other consumers
+
+    /// An id to subscribe with. Giving it back (``unsubscribe(_:)``) before subscribing cancels the subscription.
+    mutating func reserve() -> SubscriptionID {
+        defer { nextID += 1 }
+        let id = SubscriptionID(rawValue: nextID)
+        reserved.insert(id)
+        return id
+    }
+
+    /// Subscribes `consumer` under a reserved id; false if the id was given back meanwhile (nothing is held).
+    mutating func subscribe(
+        _ id: SubscriptionID, _ request: SubscriptionRequest, _ consumer: any SubscriptionConsumer, sawConnection: Bool
+    ) -> Bool {
+        guard reserved.remove(id) != nil else { return false }
+        subscriptions[id] = Subscription(
+            consumer: .consumer(consumer, request), isOneShot: request.isOneShot, sawConnection: sawConnection)
+        return true
+    }
+
+    /// Gives an id back: a reservation is dropped, a live subscription ends. Returns what a live subscription
+    /// had seen, or `nil` if it had ended already (or never subscribed).
+    mutating func unsubscribe(_ id: SubscriptionID) -> EndedSubscription? {
+        if reserved.remove(id) != nil { return nil }
+        guard let subscription = subscriptions.removeValue(forKey: id) else { return nil }
+        return EndedSubscription(best: subscription.best)
+    }
+
+    /// Ends the live subscriptions `ids` for their consumer (it stops): each gets the epochs it held back
+    /// (``EpochDelivery/oncePerEpoch``), then `.ended(nil)`, in one batch, so no delivery decided later can reach
+    /// it. Also returns the ids whose end was decided before (by the source's end, a failure, or another stop):
+    /// their last notices are on their way from another thread.
+    mutating func endSubscriptions(_ ids: [SubscriptionID]) -> (Notifications, endedBefore: [SubscriptionID]) {
+        var notifications = Notifications()
+        var endedBefore: [SubscriptionID] = []
+        for id in ids.sorted() {
+            guard let index = subscriptions.index(forKey: id) else {
+                if !reserved.contains(id) { endedBefore.append(id) }
+                continue
+            }
+            guard case .consumer(let consumer, _) = subscriptions.values[index].consumer else { continue }
+            for key in subscriptions.values[index].heldEpochs.keys.sorted() {
+                guard let pending = subscriptions.values[index].heldEpochs[key]?.pending else { continue }
+                offer(pending, at: index, into: &notifications)
+            }
+            notifications.add(.ended(nil), for: id, of: &subscriptions.values[index], to: consumer)
+            subscriptions.remove(at: index)
+        }
+        return (notifications, endedBefore)
+    }
+
+    // MARK: Connection and ends
+
+    /// The session connected: the one-shot requests waiting have seen a connection.
+    mutating func sessionConnected() {
+        for (id, subscription) in subscriptions where subscription.isOneShot { subscriptions[id]?.sawConnection = true }
+    }
+
+    /// What the end of every subscription means for the delegate and the consumers.
+    struct Ending {
+        var notifications = Notifications()
+        /// What the delegate is told, if anything.
+        var delegateFailure: LocationError?
+    }
+
+    /// Every subscription ends, each told once: with `error`, or at the end of a recording (`nil`), when a
+    /// one-shot fails with `locationUnknown` (the delegate's with `latest`) and a continuous one ends quietly.
+    mutating func endAll(with error: LocationError?, latest: Location?) -> Ending {
+        var ending = Ending()
+        flushHeldEpochs(into: &ending.notifications)
+        for (id, var subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
+            switch subscription.consumer {
+            case .delegate:
+                if let error {
+                    ending.delegateFailure = error
+                } else if subscription.isOneShot {
+                    ending.delegateFailure = LocationError(
+                        .locationUnknown, "the recording ended before a fix", bestLocation: latest)
+                }
+            case .consumer(let consumer, _):
+                let reason = error ?? (subscription.isOneShot ? LocationError(
+                    .locationUnknown, "the source ended before a fix", bestLocation: subscription.best) : nil)
+                ending.notifications.add(.ended(reason), for: id, of: &subscription, to: consumer)
+            }
+        }
+        subscriptions.removeAll()
+        return ending
+    }
+
+    /// One-shot requests that have not seen a connection since they subscribed fail with `error`: their
+    /// connection was refused, not lost.
+    mutating func endRequestsThatNeverConnected(with error: LocationError) -> Ending {
+        var ending = Ending()
+        let failing = subscriptions.filter { $0.value.isOneShot && !$0.value.sawConnection }
+        for (id, var subscription) in failing.sorted(by: { $0.key < $1.key }) {
+            subscriptions[id] = nil
+            switch subscription.consumer {
+            case .delegate: ending.delegateFailure = error
+            case .consumer(let consumer, _): ending.notifications.add(.ended(error), for: id, of: &subscription, to: consumer)
+            }
+        }
+        return ending
+    }
+
+    // MARK: Observers
+
+    /// Registers an observer; returns its id and the status now (which it has not been told), as an observation
+    /// numbered like the others.
+    mutating func addObserver(_ observer: @escaping Observer, status: LocationStatus) -> (id: Int, status: Observation) {
+        defer { nextID += 1 }
+        observers[nextID] = observer
+        observationCount += 1
+        return (nextID, Observation(event: .status(status), sequence: observationCount))
+    }
+
+    mutating func removeObserver(_ id: Int) {
+        observers.removeValue(forKey: id)
+    }
+
+    /// `event`, numbered, and the observers to tell; `nil` if nobody observes.
+    mutating func observe(_ event: ManagerEvent) -> (observers: [Observer], Observation)? {
+        guard !observers.isEmpty else { return nil }
+        observationCount += 1
+        return (Array(observers.values), Observation(event: event, sequence: observationCount))
+    }
+}
