@@ -10,7 +10,7 @@ extension LocationManager {
     /// An id to subscribe with. Giving it back with ``unsubscribe(_:)`` before ``subscribe(_:_:consumer:)``
     /// means the subscription never happens.
     package func reserveSubscription() -> SubscriptionID {
-        state.withLock { $0.machine.subscriptions.reserve() }
+        modifyStateAndRunActions { ($0.machine.subscriptions.reserve(), []) }
     }
 
     /// Starts a subscription under a reserved id: the source runs until it is given back or the manager ends
@@ -18,14 +18,10 @@ extension LocationManager {
     /// first.
     @discardableResult
     package func subscribe(_ id: SubscriptionID, _ request: SubscriptionRequest, consumer: any SubscriptionConsumer) -> Bool {
-        let actions = state.withLock { state -> [LocationManagerStateMachine.Action]? in
-            guard let actions = state.machine.subscribe(id, request, consumer) else { return nil }
-            state.note(actions)
-            return actions
+        modifyStateAndRunActions { state in
+            guard let actions = state.machine.subscribe(id, request, consumer) else { return (false, []) }
+            return (true, actions)
         }
-        guard let actions else { return false }
-        perform(actions)
-        return true
     }
 
     /// ``subscribe(_:_:consumer:)`` with a consumer of its own that calls `handler` for each event.
@@ -40,16 +36,10 @@ extension LocationManager {
     /// live; `nil` if the manager had ended it already (and told its consumer so, or is about to).
     @discardableResult
     package func unsubscribe(_ id: SubscriptionID) -> EndedSubscription? {
-        var ended: EndedSubscription?
-        let actions = state.withLock { state in
-            state.decide { machine in
-                guard let (subscription, actions) = machine.unsubscribe(id) else { return [] }
-                ended = subscription
-                return actions
-            }
+        modifyStateAndRunActions { state in
+            guard let (subscription, actions) = state.machine.unsubscribe(id) else { return (nil, []) }
+            return (subscription, actions)
         }
-        perform(actions)
-        return ended
     }
 
     /// Ends the subscriptions `ids` as their consumer stops: what each held back, then its end, is decided and
@@ -57,33 +47,46 @@ extension LocationManager {
     /// last notices may still be on their way.
     @discardableResult
     package func endSubscriptions(_ ids: [SubscriptionID]) -> [SubscriptionID] {
-        let (actions, endedBefore) = state.withLock { state in
+        modifyStateAndRunActions { state in
             let (actions, endedBefore) = state.machine.endSubscriptions(ids)
-            state.note(actions)
-            return (actions, endedBefore)
+            return (endedBefore, actions)
         }
-        perform(actions)
-        return endedBefore
     }
 
     /// Registers an observer told of satellite counts, status changes and the end of sessions, synchronously
     /// on the thread that carries the decision out, never under the manager's lock. Observing does not open a
     /// session. Returns its id and the status now, numbered as an observation.
     package func addObserver(_ observer: @escaping @Sendable (Observation) -> Void) -> (id: Int, status: Observation) {
-        state.withLock { $0.machine.addObserver(observer) }
+        modifyStateAndRunActions { ($0.machine.addObserver(observer), []) }
     }
 
     package func removeObserver(_ id: Int) {
-        state.withLock { $0.machine.removeObserver(id) }
+        modifyStateAndRunActions { ($0.machine.removeObserver(id), []) }
     }
 
     /// The newest fix and how long ago it was current.
     package var latestFix: (location: Location, age: Duration)? {
         let now = clock.now
-        return state.withLock { state in state.machine.epochs.latest.map { ($0.location, now - $0.at) } }
+        return storage.read { state in state.machine.epochs.latest.map { ($0.location, now - $0.at) } }
     }
 
     // MARK: Acting
+
+    /// The one way in: decides under the lock (``ManagerStorage/decide(_:)``), then carries out what was
+    /// decided, after unlocking. Every input of the manager goes through here.
+    @discardableResult
+    func modifyStateAndRunActions<Result>(
+        _ body: (inout ManagerStorage.State) -> (Result, [LocationManagerStateMachine.Action])
+    ) -> Result {
+        let (result, actions) = storage.decide(body)
+        perform(actions)
+        return result
+    }
+
+    /// ``modifyStateAndRunActions(_:)`` of an input of the state machine alone.
+    func modifyStateAndRunActions(_ input: (inout LocationManagerStateMachine) -> [LocationManagerStateMachine.Action]) {
+        perform(storage.decide(input))
+    }
 
     /// Carries out what the state machine decided, in order, outside the lock. Opening and closing a session
     /// report back, and what the machine decides then is carried out next, on this thread.
@@ -95,17 +98,17 @@ extension LocationManager {
                 joinUnjoinedSessions()   // one reader thread at a time
                 do {
                     let session = try source.openSession { [weak self] events in self?.receive(events, session: number) }
-                    pending += state.withLock { $0.decide { $0.sessionOpened(number, session) } }
+                    pending += storage.decide { $0.sessionOpened(number, session) }
                 } catch {
-                    pending += state.withLock { $0.decide { $0.sessionFailedToOpen(number, error) } }
+                    pending += storage.decide { $0.sessionFailedToOpen(number, error) }
                 }
             case .closeSession(let number, let session):
                 session.close()
                 let unjoined = session.isOnItsThread   // it ended itself: its thread ends when this returns
-                pending += state.withLock { state in
+                pending += storage.decide { state in
                     if unjoined { state.unjoined.append(session) }
-                    return state.decide { $0.sessionClosed(number) }
-                }
+                    return ((), state.machine.sessionClosed(number))
+                }.1
             case .requestHeldFix(let session):
                 session.requestHeldFix()
             case .deliver, .fail, .tellStatus:
@@ -123,30 +126,30 @@ extension LocationManager {
                 let clock = clock
                 schedule(after: delay) { $0.watchdogFired(timer, now: clock.now) }
             case .log(let problem):
-                state.withLock { $0.logger }.warning(
+                storage.read { $0.logger }.warning(
                     "gpsd sent \(problem): \(problem.dropsFix ? "the fix is dropped" : "the value is left out"); further ones are only counted")
             }
         }
     }
 
     /// How many subscriptions are live: for tests that must know every consumer has subscribed.
-    package var subscriptionCount: Int { state.withLock { $0.machine.subscriptions.subscriptions.count } }
+    package var subscriptionCount: Int { storage.read { $0.machine.subscriptions.subscriptions.count } }
 
     /// The number of the newest session begun, for ``settleSessions(upTo:)``.
-    package var sessionNumber: Int { state.withLock { $0.machine.session.sessionCount } }
+    package var sessionNumber: Int { storage.read { $0.machine.session.sessionCount } }
 
     /// Waits until no session up to `number` is halfway opened or closed on another thread, and until the
     /// threads of the sessions that ended themselves have ended: so that after a stop no thread of ours is
     /// left. A thread carrying out such a step itself does not wait for it.
     package func settleSessions(upTo number: Int) {
         let thread = SystemThread.currentID
-        state.withLock(when: { $0.transitionThread == thread || !$0.machine.session.isHalfway(upTo: number) }) { _ in }
+        storage.wait { $0.transitionThread == thread || !$0.machine.session.isHalfway(upTo: number) }
         joinUnjoinedSessions()
     }
 
     /// Joins the threads of sessions that were closed on their own thread; one running this is left for later.
     private func joinUnjoinedSessions() {
-        let unjoined = state.withLock { state in
+        let unjoined = storage.update { state in
             let (mine, others) = (state.unjoined.filter(\.isOnItsThread), state.unjoined.filter { !$0.isOnItsThread })
             state.unjoined = mine
             return others
@@ -159,8 +162,7 @@ extension LocationManager {
         after delay: Duration, _ decision: @escaping @Sendable (inout LocationManagerStateMachine) -> [LocationManagerStateMachine.Action]
     ) {
         clock.schedule(after: delay) { [weak self] in
-            guard let self else { return }
-            self.perform(self.state.withLock { $0.decide(decision) })
+            self?.modifyStateAndRunActions(decision)
         }
     }
 
@@ -168,35 +170,35 @@ extension LocationManager {
     /// together, each consumer's notices in one batch, so a stream's consumer wakes once for all of them.
     private func receive(_ events: [SourceEvent], session: Int) {
         let (now, arrival) = (clock.now, clock.arrival)
-        let actions = state.withLock { state in
+        modifyStateAndRunActions { state in
             var batch = ActionBatch()
             for event in events {
-                for action in state.decide({ $0.handle(event, session: session, now: now, arrival: arrival) }) {
+                for action in state.machine.handle(event, session: session, now: now, arrival: arrival) {
                     batch.append(action)
                 }
             }
-            return batch.actions
+            return ((), batch.actions)
         }
-        perform(actions)
     }
 
     /// Makes the oldest delegate call decided and not yet made, unless a stop came after it was decided; while
     /// it runs, ``stopUpdatingLocation()`` on another thread waits for it.
     private func callDelegate() {
         let thread = SystemThread.currentID
-        let call = state.withLock { state -> (any LocationManagerDelegate, DelegateOutbox.Call, Int)? in
-            guard let (call, generation) = state.outbox.next(), state.machine.subscriptions.generation == generation,
+        let call = storage.update { state -> (any LocationManagerDelegate, DelegateCall)? in
+            guard let call = state.outbox.popFirst(), state.machine.subscriptions.generation == call.generation,
                   let delegate = state.delegate else { return nil }
-            state.callbacks.append((thread, generation))
-            return (delegate, call, generation)
+            state.callbacks.append((thread, call.generation))
+            return (delegate, call)
         }
-        guard let (delegate, made, generation) = call else { return }
-        switch made {
+        guard let (delegate, call) = call else { return }
+        let generation = call.generation
+        switch call.kind {
         case .locations(let locations): delegate.locationManager(self, didUpdateLocations: locations)
         case .failure(let error): delegate.locationManager(self, didFailWithError: error)
         case .status(let status): delegate.locationManager(self, didChangeStatus: status)
         }
-        state.withLock { state in
+        storage.update { state in
             if let index = state.callbacks.lastIndex(where: { $0.thread == thread && $0.generation == generation }) {
                 state.callbacks.remove(at: index)
             }

@@ -40,42 +40,7 @@ public final class LocationManager: Sendable {
 
     let source: any LocationSource
     let clock: any ManagerClock
-    let state: Locked<State>
-
-    struct State {
-        var machine: LocationManagerStateMachine
-        weak var delegate: (any LocationManagerDelegate)?
-        var logger = Logger(label: "GPSDLocation")
-        /// Delegate calls decided and not yet made, in the order they were decided.
-        var outbox = DelegateOutbox()
-        /// The delegate callbacks running now: on which thread, of which generation.
-        var callbacks: [(thread: UInt, generation: Int)] = []
-        /// The thread that carries out the opening or closing of a session under way: a stop on it cannot wait
-        /// for that.
-        var transitionThread: UInt?
-        /// Sessions closed on their own thread, which cannot wait for itself: another thread joins them later.
-        var unjoined: [any SourceSession] = []
-
-        /// Runs the state machine, and queues its delegate calls in the order it decided them.
-        mutating func decide(_ body: (inout LocationManagerStateMachine) -> [LocationManagerStateMachine.Action])
-            -> [LocationManagerStateMachine.Action]
-        {
-            let actions = body(&machine)
-            note(actions)
-            return actions
-        }
-
-        /// Queues the delegate calls of what was decided, and notes which thread carries out an opening or
-        /// closing: the one that decided it.
-        mutating func note(_ actions: [LocationManagerStateMachine.Action]) {
-            outbox.queue(actions)
-            if actions.contains(where: \.opensOrClosesASession) {
-                transitionThread = SystemThread.currentID
-            } else if !machine.session.isHalfway(upTo: .max) {
-                transitionThread = nil
-            }
-        }
-    }
+    let storage: ManagerStorage
 
     /// A manager for a live gpsd.
     ///
@@ -139,13 +104,13 @@ public final class LocationManager: Sendable {
         self.server = server
         self.clock = clock
         self.delegateQueue = delegateQueue ?? DispatchQueue(label: "GPSDLocation.LocationManager.delegate")
-        self.state = Locked(State(machine: LocationManagerStateMachine(
+        self.storage = ManagerStorage(.init(machine: LocationManagerStateMachine(
             requestTimeout: Self.defaultRequestTimeout, jitterSeed: jitterSeed)))
     }
 
     deinit {
         // Nothing else can act now: a session being opened or closed would hold a reference to the manager.
-        let (open, unjoined) = state.withLock { ($0.machine.session.openSession, $0.unjoined) }
+        let (open, unjoined) = storage.read { ($0.machine.session.openSession, $0.unjoined) }
         open?.close()
         for session in unjoined { session.close() }
     }
@@ -154,71 +119,71 @@ public final class LocationManager: Sendable {
 
     /// Receives fixes, errors and status changes. Held weakly.
     public var delegate: (any LocationManagerDelegate)? {
-        get { state.withLock { $0.delegate } }
-        set { state.withLock { $0.delegate = newValue } }
+        get { storage.read { $0.delegate } }
+        set { storage.update { $0.delegate = newValue } }
     }
 
     /// The horizontal accuracy, in metres, a fix must have to be delivered; `nil` (the default) takes any.
     ///
     /// A fix whose accuracy gpsd does not know does not meet a desired accuracy.
     public var desiredAccuracy: Double? {
-        get { state.withLock { $0.machine.subscriptions.desiredAccuracy } }
-        set { state.withLock { $0.machine.subscriptions.desiredAccuracy = newValue } }
+        get { storage.read { $0.machine.subscriptions.desiredAccuracy } }
+        set { storage.update { $0.machine.subscriptions.desiredAccuracy = newValue } }
     }
 
     /// How far, in metres, the receiver must move from the last delivered fix before continuous updates
     /// deliver another; `nil` (the default) delivers every cycle.
     public var distanceFilter: Double? {
-        get { state.withLock { $0.machine.subscriptions.distanceFilter } }
-        set { state.withLock { $0.machine.subscriptions.distanceFilter = newValue } }
+        get { storage.read { $0.machine.subscriptions.distanceFilter } }
+        set { storage.update { $0.machine.subscriptions.distanceFilter = newValue } }
     }
 
     /// How long ``requestLocation()`` waits before failing with ``LocationError/Code/locationUnknown``.
     /// Defaults to ``defaultRequestTimeout``. A negative duration is taken as zero, a century or more as never.
     public var requestTimeout: Duration {
-        get { state.withLock { $0.machine.requestTimeout } }
-        set { state.withLock { $0.machine.requestTimeout = newValue.asTimeout } }
+        get { storage.read { $0.machine.requestTimeout } }
+        set { storage.update { $0.machine.requestTimeout = newValue.asTimeout } }
     }
 
     /// How to reconnect when the connection to gpsd fails while fixes are wanted; ``ReconnectPolicy/never``
     /// turns it off. Defaults to ``ReconnectPolicy/default`` (0.25 s doubling to 8 s, without end).
     public var reconnectPolicy: ReconnectPolicy {
-        get { state.withLock { $0.machine.session.reconnectPolicy } }
-        set { state.withLock { $0.machine.session.reconnectPolicy = newValue } }
+        get { storage.read { $0.machine.session.reconnectPolicy } }
+        set { storage.update { $0.machine.session.reconnectPolicy = newValue } }
     }
 
     /// How many receivers the manager keeps apart now, for their epochs (at most
     /// ``EpochAssembly/maximumReceivers``).
-    package var receiversKept: Int { state.withLock { $0.machine.epochs.coalescer.receiverCount } }
+    package var receiversKept: Int { storage.read { $0.machine.epochs.coalescer.receiverCount } }
 
     /// How long without any report from gpsd before ``status`` says ``LocationStatus/stale(silentFor:)``.
     /// Defaults to ``defaultStaleTimeout``. A negative duration is taken as zero, a century or more as never.
     public var staleTimeout: Duration {
-        get { state.withLock { $0.machine.session.staleTimeout } }
-        set { state.withLock { $0.machine.session.staleTimeout = newValue.asTimeout } }
+        get { storage.read { $0.machine.session.staleTimeout } }
+        set { storage.update { $0.machine.session.staleTimeout = newValue.asTimeout } }
     }
 
     /// Where the manager logs what gpsd sent that cannot be true (once per kind). `Logger(label: "GPSDLocation")`
     /// unless set.
     public var logger: Logger {
-        get { state.withLock { $0.logger } }
-        set { state.withLock { $0.logger = newValue } }
+        get { storage.read { $0.logger } }
+        set { storage.update { $0.logger = newValue } }
     }
 
     // MARK: What the manager knows
 
     /// The newest fix the manager has received, whatever the filters; `nil` before the first. Its
     /// ``Location/age`` says how long ago it arrived.
-    public var location: Location? { state.withLock { $0.machine.epochs.latest?.location } }
+    public var location: Location? { storage.read { $0.machine.epochs.latest?.location } }
 
     /// The satellites the receiver last reported seeing and using.
-    public var satellites: SatelliteCount? { state.withLock { $0.machine.epochs.satellites } }
+    public var satellites: SatelliteCount? { storage.read { $0.machine.epochs.satellites } }
 
     /// Whether fixes are available, and if not why.
-    public var status: LocationStatus { state.withLock { $0.machine.status.current } }
+    public var status: LocationStatus { storage.read { $0.machine.status.current } }
 
     /// What was not passed on, and why: skipped lines, values that cannot be true, fixes without a time.
-    public var statistics: ReportStatistics { state.withLock { $0.machine.epochs.statistics } }
+    public var statistics: ReportStatistics { storage.read { $0.machine.epochs.statistics } }
 
     /// How many lines were not gpsd reports (garbage, truncated or over-long lines) and were skipped.
     public var skippedLineCount: Int { statistics.skippedLines }
@@ -231,14 +196,14 @@ public final class LocationManager: Sendable {
     /// after ``requestTimeout``, or with the error if its first connection cannot be made. Then stops, unless
     /// continuous updates are on. A second call while one is pending replaces it.
     public func requestLocation() {
-        perform(state.withLock { $0.decide { $0.requestLocation() } })
+        modifyStateAndRunActions { $0.requestLocation() }
     }
 
     /// Delivers every receiver cycle's fix that passes ``desiredAccuracy`` and ``distanceFilter``, until
     /// ``stopUpdatingLocation()``. A connection that fails is reconnected by ``reconnectPolicy``; only a
     /// failure that cannot pass (or every retry failing) is reported to the delegate, and ends updates.
     public func startUpdatingLocation() {
-        perform(state.withLock { $0.decide { $0.startUpdating() } })
+        modifyStateAndRunActions { $0.startUpdating() }
     }
 
     /// Stops continuous updates and any pending ``requestLocation()``.
@@ -250,13 +215,13 @@ public final class LocationManager: Sendable {
     /// callback running on another thread waits for.
     public func stopUpdatingLocation() {
         let thread = SystemThread.currentID
-        let (actions, generation, insideCallback, session) = state.withLock { state in
-            (state.decide { $0.stopUpdating() }, state.machine.subscriptions.generation, state.callbacks.contains { $0.thread == thread },
-             state.machine.session.sessionCount)
+        let (generation, insideCallback, session) = modifyStateAndRunActions { state in
+            let actions = state.machine.stopUpdating()
+            return ((state.machine.subscriptions.generation, state.callbacks.contains { $0.thread == thread },
+                     state.machine.session.sessionCount), actions)
         }
-        perform(actions)
         settleSessions(upTo: session)
         guard !insideCallback else { return }
-        state.withLock(when: { $0.callbacks.allSatisfy { $0.generation >= generation } }) { _ in }
+        storage.wait { $0.callbacks.allSatisfy { $0.generation >= generation } }
     }
 }
