@@ -47,8 +47,8 @@ package struct AsyncLocationStateMachine {
     }
 
     private var streams: [SubscriptionID: Stream] = [:]
-    /// Streams whose events a thread is passing on now, and the events queued meanwhile for it to pass on next.
-    private var outlets: [SubscriptionID: [SubscriptionEvent]] = [:]
+    /// Each stream's events not yet passed on, while a thread is passing them on (it has claimed the queue).
+    private var outlets: [SubscriptionID: DeliveryQueue<SubscriptionEvent>] = [:]
     /// Streams of observations (satellites, status), by observer id: each finishes with ``takeAll(keeping:)``.
     private var observations: [Int: @Sendable () -> Void] = [:]
 
@@ -123,14 +123,13 @@ package struct AsyncLocationStateMachine {
             guard !ready.isEmpty else { continue }
             if deliveries[notice.id] != nil {
                 deliveries[notice.id]?.events += ready
-            } else if outlets[notice.id] != nil {
-                outlets[notice.id]? += ready   // another thread is passing this stream's events on
-            } else {
-                outlets[notice.id] = []
-                order.append(notice.id)
-                deliveries[notice.id] = StreamDelivery(
-                    id: notice.id, continuation: continuation, drops: drops, events: ready)
+                continue
             }
+            // Queued; passed on by this thread if it claims the queue, else by the thread passing some on now.
+            outlets[notice.id, default: DeliveryQueue()].append(contentsOf: ready)
+            guard outlets[notice.id]!.claim(), let events = outlets[notice.id]!.takeAll() else { continue }
+            order.append(notice.id)
+            deliveries[notice.id] = StreamDelivery(id: notice.id, continuation: continuation, drops: drops, events: events)
         }
         return (requests, order.compactMap { deliveries[$0] })
     }
@@ -138,11 +137,10 @@ package struct AsyncLocationStateMachine {
     /// For the thread passing stream `id`'s events on: the events queued for it meanwhile, or `nil` when there
     /// are none (it is done, and the next events go to whichever thread takes them).
     package mutating func nextEvents(for id: SubscriptionID) -> [SubscriptionEvent]? {
-        guard let queued = outlets[id], !queued.isEmpty else {
+        guard let queued = outlets[id]?.takeAll() else {
             outlets[id] = nil
             return nil
         }
-        outlets[id] = []
         return queued
     }
 
@@ -174,7 +172,7 @@ package struct AsyncLocationStateMachine {
         let endsLater = streams.filter { $0.value.isEnding || endedBefore.contains($0.key) }
         var ending: [StreamContinuation] = []
         for (id, stream) in streams where endsLater[id] == nil {
-            if outlets[id] != nil { outlets[id]?.append(.ended(nil)) } else { ending.append(stream.continuation) }
+            if outlets[id]?.isClaimed == true { outlets[id]?.append(.ended(nil)) } else { ending.append(stream.continuation) }
         }
         defer {
             waiters.removeAll()

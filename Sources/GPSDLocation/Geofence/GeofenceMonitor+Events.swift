@@ -67,7 +67,7 @@ extension GeofenceMonitor {
             state.isFinished = true
             state.outbox.append(.finish(state.subscribers))
             state.subscribers = []
-            return state.claimDelivery()
+            return state.outbox.claim()
         }
         if deliverHere { deliver() }
     }

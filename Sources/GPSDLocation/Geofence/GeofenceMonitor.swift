@@ -87,10 +87,8 @@ public final class GeofenceMonitor<C: Clock>: Sendable where C.Duration == Durat
         var subscribers: [Subscriber] = []
         var nextSubscriberID = 0
         var delegate = WeakDelegate()
-        /// Deliveries decided and not yet made, oldest first.
-        var outbox: [Delivery] = []
-        /// Whether a thread is making the outbox's deliveries: then it makes any queued meanwhile too.
-        var delivering = false
+        /// Deliveries decided and not yet made, oldest first, made by the thread that claimed them.
+        var outbox = DeliveryQueue<Delivery>()
         var isFinished = false
     }
 
@@ -203,7 +201,7 @@ public final class GeofenceMonitor<C: Clock>: Sendable where C.Duration == Durat
             if !state.isFinished {
                 for event in events { state.outbox.append(.event(event, to: state.subscribers)) }
             }
-            return (result, state.claimDelivery())
+            return (result, state.outbox.claim())
         }
         if deliverHere { deliver() }
         return result
@@ -211,7 +209,7 @@ public final class GeofenceMonitor<C: Clock>: Sendable where C.Duration == Durat
 
     /// Makes the queued deliveries, batch by batch, with the lock released, until none is left.
     func deliver() {
-        while let (batch, delegate) = state.withLock({ $0.takeOutbox() }) {
+        while let (batch, delegate) = state.withLock({ state in state.outbox.takeAll().map { ($0, state.delegate.value) } }) {
             for delivery in batch {
                 switch delivery {
                 case .event(let event, let subscribers):
@@ -240,26 +238,5 @@ extension GeofenceMonitor where C == ContinuousClock {
         self.init(
             clock: ContinuousClock(), hysteresis: hysteresis, maximumAccuracy: maximumAccuracy,
             minimumDwell: minimumDwell)
-    }
-}
-
-extension GeofenceMonitor.State {
-    /// Whether the caller should deliver the outbox: there is something in it and nobody else is at it.
-    mutating func claimDelivery() -> Bool {
-        guard !delivering, !outbox.isEmpty else { return false }
-        delivering = true
-        return true
-    }
-
-    /// The deliveries queued so far and the delegate to tell, or `nil` (and delivery over) if there are none.
-    mutating func takeOutbox() -> (
-        [GeofenceMonitor.Delivery], (any GeofenceMonitorDelegate<C>)?
-    )? {
-        guard !outbox.isEmpty else {
-            delivering = false
-            return nil
-        }
-        defer { outbox.removeAll(keepingCapacity: true) }
-        return (outbox, delegate.value)
     }
 }

@@ -1,38 +1,85 @@
-/// The delegate calls a ``LocationManager`` has decided and not yet made, oldest first: queued under the
-/// manager's lock as the state machine decides them, made one per block on the delegate queue. So the delegate
-/// hears of fixes and failures in the order they were decided, whichever threads decided them.
-struct DelegateOutbox {
-    enum Call {
+/// Deliveries decided under a lock and made outside it, in the order they were decided, whichever threads
+/// decided them: the one ordered-delivery type of the delegate's calls (``LocationManager``), the async bridge's
+/// streams (``AsyncLocationManager``) and the geofence monitor's subscribers (``GeofenceMonitor``).
+///
+/// Two ways to drain it. One item at a time (``popFirst()``), by a serial consumer that was told once for each
+/// item queued: the delegate queue runs one block per call. Or by one thread at a time: the thread that queues
+/// items and finds nobody delivering claims the queue (``claim()``) and takes batches (``takeAll()``) until none
+/// is left; items other threads queue meanwhile go to it, so they are never delivered out of order or at once.
+struct DeliveryQueue<Item> {
+    private var items: [Item] = []
+    private var head = 0
+    /// Whether a thread has claimed the queue and is delivering.
+    private(set) var isClaimed = false
+
+    var isEmpty: Bool { head == items.count }
+
+    mutating func append(_ item: Item) {
+        items.append(item)
+    }
+
+    mutating func append(contentsOf newItems: some Sequence<Item>) {
+        items.append(contentsOf: newItems)
+    }
+
+    /// The oldest item not yet delivered, if any.
+    mutating func popFirst() -> Item? {
+        guard head < items.count else { return nil }
+        defer {
+            head += 1
+            if head == items.count {
+                items.removeAll(keepingCapacity: true)
+                head = 0
+            }
+        }
+        return items[head]
+    }
+
+    /// Claims the delivery for the caller if items wait and nobody else is delivering; whether it did.
+    mutating func claim() -> Bool {
+        guard !isClaimed, !isEmpty else { return false }
+        isClaimed = true
+        return true
+    }
+
+    /// For the thread that claimed the queue: every item queued so far, oldest first; or `nil` when there are none,
+    /// and the claim ends (the next items go to whichever thread claims them).
+    mutating func takeAll() -> [Item]? {
+        guard !isEmpty else {
+            isClaimed = false
+            return nil
+        }
+        defer {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return head == 0 ? items : Array(items[head...])
+    }
+}
+
+/// A delegate call a ``LocationManager`` decided, with the generation it was decided in: a call of an earlier
+/// generation than the manager's (a stop came in between) is not made.
+struct DelegateCall {
+    enum Kind {
         case locations([Location])
         case failure(LocationError)
         case status(LocationStatus)
     }
 
-    private var calls: [(call: Call, generation: Int)] = []
-    private var head = 0
+    var kind: Kind
+    var generation: Int
+}
 
-    /// Queues the delegate calls among `actions`.
+extension DeliveryQueue<DelegateCall> {
+    /// Queues the delegate calls among `actions`, in order.
     mutating func queue(_ actions: [LocationManagerStateMachine.Action]) {
         for action in actions {
             switch action {
-            case .deliver(let locations, let generation): calls.append((.locations(locations), generation))
-            case .fail(let error, let generation): calls.append((.failure(error), generation))
-            case .tellStatus(let status, let generation): calls.append((.status(status), generation))
+            case .deliver(let locations, let generation): append(DelegateCall(kind: .locations(locations), generation: generation))
+            case .fail(let error, let generation): append(DelegateCall(kind: .failure(error), generation: generation))
+            case .tellStatus(let status, let generation): append(DelegateCall(kind: .status(status), generation: generation))
             default: break
             }
         }
-    }
-
-    /// The oldest call not yet made, with the generation it was decided in.
-    mutating func next() -> (Call, Int)? {
-        guard head < calls.count else { return nil }
-        defer {
-            head += 1
-            if head == calls.count {
-                calls.removeAll(keepingCapacity: true)
-                head = 0
-            }
-        }
-        return (calls[head].call, calls[head].generation)
     }
 }

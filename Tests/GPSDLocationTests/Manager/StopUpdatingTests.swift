@@ -67,20 +67,21 @@ struct StopUpdatingTests {
 
     /// The delegate hears of calls in the order they were decided, whichever threads decided them.
     @Test func theOutboxMakesCallsOldestFirstWithTheirGeneration() {
-        var outbox = DelegateOutbox()
+        var outbox = DeliveryQueue<DelegateCall>()
         let (first, second) = (Location.sample(second: 1), Location.sample(second: 2))
         let failure = LocationError(.locationUnknown, "no fix")
         outbox.queue([.deliver([first], generation: 0), .openSession(number: 1), .fail(failure, generation: 0)])
         outbox.queue([.deliver([second], generation: 1)])
         var made: [String] = []
-        while let (call, generation) = outbox.next() {
-            switch call {
+        while let call = outbox.popFirst() {
+            let generation = call.generation
+            switch call.kind {
             case .locations(let locations): made.append("\(locations.map(\.shortDescription)) in \(generation)")
             case .failure(let error): made.append("\(error.code) in \(generation)")
             case .status(let status): made.append("\(status) in \(generation)")
             }
         }
         #expect(made == ["[\"1 ±5.0\"] in 0", "location unknown in 0", "[\"2 ±5.0\"] in 1"])
-        #expect(outbox.next() == nil)
+        #expect(outbox.popFirst() == nil)
     }
 }
