@@ -1,0 +1,301 @@
+import Foundation
+@testable import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+/// The epoch assembly of the manager's state machine as a value: each input, and what it returns or counts,
+/// each test named after the input and what it causes.
+@Suite("The epoch assembly as a value")
+struct EpochAssemblyTests {
+    /// When the test's fixes reach the process.
+    static let arrival = Location.Arrival(instant: .now, date: Date(timeIntervalSince1970: 1_748_779_300))
+
+    static let deviation = Location.Deviation(latitude: 0.8, longitude: 0.6, altitude: 1.9)
+
+    /// What became of a fix, comparable. `Location`'s equality leaves the arrival out: tests check it apart.
+    enum Outcome: Equatable {
+        case withoutTime
+        case older
+        case repeated(forgotten: String?)
+        case accepted(Location, forgotten: String?)
+
+        init(_ onFix: EpochAssembly.OnFix) {
+            switch onFix {
+            case .withoutTime: self = .withoutTime
+            case .older: self = .older
+            case .repeated(let forgotten): self = .repeated(forgotten: forgotten)
+            case .accepted(let location, let forgotten): self = .accepted(location, forgotten: forgotten)
+            }
+        }
+
+        /// The fix passed on, if it was.
+        var accepted: Location? {
+            guard case .accepted(let location, _) = self else { return nil }
+            return location
+        }
+    }
+
+    /// Assembles `fix` at monotonic time `seconds`: a live fix, or a held one `age` old.
+    static func assemble(
+        _ assembly: inout EpochAssembly, _ fix: Location, age: Duration? = nil, at seconds: Int = 10,
+        arrival: Location.Arrival = Self.arrival
+    ) -> Outcome {
+        Outcome(assembly.assemble(fix, age: age, now: .seconds(seconds), arrival: arrival))
+    }
+
+    /// The time of the test's fix `second`.
+    static func time(_ second: Int) -> Date { Date(timeIntervalSince1970: 1_748_779_200 + Double(second)) }
+
+    // MARK: Fixes
+
+    @Test func assembleAFixWithoutTimeHoldsItBackAndCountsIt() {
+        var assembly = EpochAssembly()
+        var fix = Location.sample(second: 1)
+        fix.timestamp = nil
+        #expect(Self.assemble(&assembly, fix) == .withoutTime)
+        #expect(Self.assemble(&assembly, fix) == .withoutTime)
+        #expect(assembly.statistics.fixesWithoutTime == 2)
+        #expect(assembly.latest == nil)
+        #expect(!assembly.coalescer.knows(fix.device))
+    }
+
+    @Test func assembleAFirstFixAcceptsItWithItsArrivalAsTheNewest() throws {
+        var assembly = EpochAssembly()
+        let fix = Location.sample(second: 1)
+        let outcome = Self.assemble(&assembly, fix, at: 7)
+        #expect(outcome == .accepted(fix, forgotten: nil))
+        #expect(outcome.accepted?.arrival == Self.arrival)
+        let latest = try #require(assembly.latest)
+        #expect(latest.location == fix)
+        #expect(latest.at == .seconds(7))
+    }
+
+    @Test func assembleAHeldFixOlderThanTheNewestIsOlder() throws {
+        var assembly = EpochAssembly()
+        let live = Location.sample(second: 2)
+        _ = Self.assemble(&assembly, live, at: 10)
+        // Current 5 s before now: at 6 s, before the live fix's 10 s.
+        #expect(Self.assemble(&assembly, Location.sample(second: 1), age: .seconds(5), at: 11) == .older)
+        #expect(try #require(assembly.latest).location == live)
+    }
+
+    @Test func assembleAHeldFixNoOlderThanTheNewestIsAccepted() throws {
+        var assembly = EpochAssembly()
+        _ = Self.assemble(&assembly, Location.sample(second: 1), at: 10)
+        let held = Location.sample(second: 2)
+        #expect(Self.assemble(&assembly, held, age: .seconds(1), at: 12) == .accepted(held, forgotten: nil))
+        #expect(try #require(assembly.latest).at == .seconds(11))
+    }
+
+    @Test func assembleAHeldFixSetsItsArrivalBackByItsAge() throws {
+        var assembly = EpochAssembly()
+        let outcome = Self.assemble(&assembly, Location.sample(second: 1), age: .milliseconds(3500), at: 20)
+        let arrival = try #require(outcome.accepted?.arrival)
+        #expect(arrival.instant == Self.arrival.instant.advanced(by: .milliseconds(-3500)))
+        #expect(arrival.date == Self.arrival.date.addingTimeInterval(-3.5))
+        #expect(try #require(assembly.latest).at == .milliseconds(16_500))
+    }
+
+    @Test func assembleARepeatOfTheEpochIsRepeated() throws {
+        var assembly = EpochAssembly()
+        let fix = Location.sample(second: 1)
+        _ = Self.assemble(&assembly, fix, at: 10)
+        #expect(Self.assemble(&assembly, fix, at: 11) == .repeated(forgotten: nil))
+        #expect(try #require(assembly.latest).at == .seconds(10))
+    }
+
+    @Test func assembleALaterRecordOfTheEpochAddingAValueIsAcceptedAgain() {
+        var assembly = EpochAssembly()
+        var bare = Location.sample(second: 1)
+        bare.altitude = nil
+        let fuller = Location.sample(second: 1)
+        #expect(Self.assemble(&assembly, bare) == .accepted(bare, forgotten: nil))
+        #expect(Self.assemble(&assembly, fuller) == .accepted(fuller, forgotten: nil))
+        #expect(Self.assemble(&assembly, bare) == .repeated(forgotten: nil))
+    }
+
+    @Test func assembleTheReceiverBeyondTheMostKeptForgetsTheFirstAndNamesIt() {
+        var assembly = EpochAssembly()
+        let receivers = (0...EpochAssembly.maximumReceivers).map { "/dev/r\($0)" }
+        #expect(receivers.count == 65)
+        for device in receivers.dropLast() {
+            let fix = Location.sample(second: 1, device: device)
+            #expect(Self.assemble(&assembly, fix) == .accepted(fix, forgotten: nil))
+        }
+        let last = Location.sample(second: 1, device: receivers[64])
+        #expect(Self.assemble(&assembly, last) == .accepted(last, forgotten: "/dev/r0"))
+        #expect(assembly.coalescer.receiverCount == EpochAssembly.maximumReceivers)
+        #expect(!assembly.coalescer.knows("/dev/r0"))
+        // The forgotten receiver's fix is taken as a first one again, and makes room in its turn.
+        let again = Location.sample(second: 1, device: "/dev/r0")
+        #expect(Self.assemble(&assembly, again) == .accepted(again, forgotten: "/dev/r1"))
+        // A receiver still kept forgets nobody.
+        let known = Location.sample(second: 2, device: "/dev/r5")
+        #expect(Self.assemble(&assembly, known) == .accepted(known, forgotten: nil))
+    }
+
+    @Test func assembleForgettingAReceiverForgetsItsGST() {
+        var assembly = EpochAssembly()
+        _ = assembly.deviation(Self.deviation, device: "/dev/r0", time: Self.time(1))
+        for n in 0...EpochAssembly.maximumReceivers {
+            _ = Self.assemble(&assembly, Location.sample(second: 0, device: "/dev/r\(n)"))
+        }
+        // r0 was forgotten when the 65th came: its GST of epoch 1 no longer joins its TPV.
+        let fix = Location.sample(second: 1, device: "/dev/r0")
+        #expect(Self.assemble(&assembly, fix).accepted?.deviation == nil)
+    }
+
+    // MARK: GST
+
+    @Test func deviationBeforeItsEpochsTPVJoinsTheTPV() {
+        var assembly = EpochAssembly()
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)) == nil)
+        var joined = Location.sample(second: 1)
+        joined.deviation = Self.deviation
+        #expect(Self.assemble(&assembly, Location.sample(second: 1)) == .accepted(joined, forgotten: nil))
+    }
+
+    @Test func deviationBeforeATPVOfAnotherEpochOrReceiverJoinsNothing() {
+        var assembly = EpochAssembly()
+        _ = assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1))
+        _ = assembly.deviation(Self.deviation, device: "/dev/other", time: Self.time(2))
+        let fix = Location.sample(second: 2)
+        #expect(Self.assemble(&assembly, fix) == .accepted(fix, forgotten: nil))
+    }
+
+    @Test func deviationAfterItsEpochsTPVReturnsTheCompletedFixWithItsFirstArrival() throws {
+        var assembly = EpochAssembly()
+        let fix = Location.sample(second: 1)
+        _ = Self.assemble(&assembly, fix, at: 10)
+        let joined = assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1))
+        let (completed, firstArrival) = try #require(joined)
+        var expected = fix
+        expected.deviation = Self.deviation
+        #expect(completed == expected)
+        #expect(completed.arrival == nil)
+        #expect(firstArrival == Self.arrival)
+        // Assembled again, as a later TPV of the epoch, it is passed on.
+        let later = Location.Arrival(instant: Self.arrival.instant.advanced(by: .seconds(1)), date: Self.arrival.date)
+        #expect(Self.assemble(&assembly, completed, at: 11, arrival: later) == .accepted(expected, forgotten: nil))
+        // A second GST of that epoch completes nothing more.
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)) == nil)
+    }
+
+    @Test func deviationOfAnotherEpochCompletesNothing() {
+        var assembly = EpochAssembly()
+        _ = Self.assemble(&assembly, Location.sample(second: 2))
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)) == nil)
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(3)) == nil)
+    }
+
+    @Test func deviationOfAnotherReceiverCompletesNothing() {
+        var assembly = EpochAssembly()
+        _ = Self.assemble(&assembly, Location.sample(second: 1, device: "/dev/a"))
+        #expect(assembly.deviation(Self.deviation, device: "/dev/b", time: Self.time(1)) == nil)
+        #expect(assembly.deviation(Self.deviation, device: nil, time: Self.time(1)) == nil)
+    }
+
+    @Test func deviationAfterAHeldFixCompletesNothing() {
+        var assembly = EpochAssembly()
+        _ = Self.assemble(&assembly, Location.sample(second: 1), age: .seconds(1))
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)) == nil)
+    }
+
+    @Test func deviationAfterATPVThatHadOneCompletesNothing() {
+        var assembly = EpochAssembly()
+        var fix = Location.sample(second: 1)
+        fix.deviation = Location.Deviation(latitude: 2)
+        _ = Self.assemble(&assembly, fix)
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)) == nil)
+    }
+
+    // MARK: What is counted
+
+    @Test func rejectCountsDroppedFixesAndDroppedValuesApart() {
+        var assembly = EpochAssembly()
+        _ = assembly.reject(ReportProblem(.latitude, "91"))
+        _ = assembly.reject(ReportProblem(.longitude, "181"))
+        _ = assembly.reject(ReportProblem(.altitude, "-20000"))
+        #expect(assembly.statistics.rejectedFixes == 2)
+        #expect(assembly.statistics.rejectedValues == 1)
+    }
+
+    @Test func rejectIsFirstOfItsKindOnce() {
+        var assembly = EpochAssembly()
+        let firsts = [
+            ReportProblem(.latitude, "91"), ReportProblem(.latitude, "-95"),
+            ReportProblem(.speed, "99999"), ReportProblem(.speed, "-1"),
+        ].map { assembly.reject($0) }
+        #expect(firsts == [true, false, true, false])
+        #expect(assembly.statistics.rejectedFixes == 2)
+        #expect(assembly.statistics.rejectedValues == 2)
+    }
+
+    @Test func skippedLineCountsEachLine() {
+        var assembly = EpochAssembly()
+        for _ in 0..<3 { assembly.skippedLine() }
+        #expect(assembly.statistics.skippedLines == 3)
+        #expect(assembly.statistics.rejectedFixes == 0)
+    }
+
+    @Test func skyKeepsTheNewestCount() {
+        var assembly = EpochAssembly()
+        #expect(assembly.satellites == nil)
+        assembly.sky(SatelliteCount(visible: 12, used: 8))
+        assembly.sky(SatelliteCount(visible: 10, used: 4))
+        #expect(assembly.satellites == SatelliteCount(visible: 10, used: 4))
+    }
+
+    // MARK: A fresh start
+
+    @Test func startAfreshAcceptsAFixSentAgain() {
+        var assembly = EpochAssembly()
+        let fix = Location.sample(second: 1)
+        _ = Self.assemble(&assembly, fix)
+        #expect(Self.assemble(&assembly, fix) == .repeated(forgotten: nil))
+        assembly.startAfresh()
+        #expect(Self.assemble(&assembly, fix) == .accepted(fix, forgotten: nil))
+    }
+
+    @Test func startAfreshForgetsTheGSTsAndTheLiveFixesTheyComplete() {
+        var assembly = EpochAssembly()
+        _ = assembly.deviation(Self.deviation, device: "/dev/a", time: Self.time(1))
+        _ = Self.assemble(&assembly, Location.sample(second: 1, device: "/dev/b"))
+        assembly.startAfresh()
+        let fix = Location.sample(second: 1, device: "/dev/a")
+        #expect(Self.assemble(&assembly, fix) == .accepted(fix, forgotten: nil))   // without the GST
+        #expect(assembly.deviation(Self.deviation, device: "/dev/b", time: Self.time(1)) == nil)
+    }
+
+    @Test func startAfreshKeepsTheNewestFixAndTheStatistics() throws {
+        var assembly = EpochAssembly()
+        let fix = Location.sample(second: 1)
+        _ = Self.assemble(&assembly, fix)
+        assembly.skippedLine()
+        assembly.startAfresh()
+        #expect(try #require(assembly.latest).location == fix)
+        #expect(assembly.statistics.skippedLines == 1)
+    }
+
+    // MARK: A held fix's age
+
+    @Test func ageIsThePollsTimeMinusTheFixs() {
+        let fix = Location.sample(second: 0)
+        #expect(EpochAssembly.age(of: fix, polledAt: Self.time(0).addingTimeInterval(2.5)) == .seconds(2.5))
+        #expect(EpochAssembly.age(of: fix, polledAt: Self.time(0)) == .zero)
+        #expect(EpochAssembly.age(of: fix, polledAt: Self.time(86_400)) == .seconds(86_400))
+    }
+
+    @Test func ageIsZeroWithoutAPollTimeOrAFixTime() {
+        var timeless = Location.sample(second: 0)
+        timeless.timestamp = nil
+        #expect(EpochAssembly.age(of: Location.sample(second: 0), polledAt: nil) == .zero)
+        #expect(EpochAssembly.age(of: timeless, polledAt: Self.time(5)) == .zero)
+    }
+
+    @Test func ageIsZeroWhenTheClocksAreNotPlausiblyOne() {
+        let fix = Location.sample(second: 10)
+        #expect(EpochAssembly.age(of: fix, polledAt: Self.time(9)) == .zero)            // polled before its time
+        #expect(EpochAssembly.age(of: fix, polledAt: Self.time(86_411)) == .zero)       // over a day apart
+    }
+}
