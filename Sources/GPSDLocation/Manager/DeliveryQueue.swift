@@ -49,11 +49,11 @@ struct DeliveryQueue<Item> {
             isClaimed = false
             return nil
         }
-        defer {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        }
-        return head == 0 ? items : Array(items[head...])
+        // The items are handed over whole: keeping their capacity would only copy them, as the caller holds them.
+        let taken = head == 0 ? items : Array(items[head...])
+        items = []
+        head = 0
+        return taken
     }
 }
 
