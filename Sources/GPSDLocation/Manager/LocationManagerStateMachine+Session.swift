@@ -4,8 +4,8 @@ import FoundationEssentials
 extension LocationManagerStateMachine {
     // MARK: Opening and closing
 
-    mutating func sessionOpened(_ number: Int, _ source: any SourceSession) -> [Action] {
-        switch session.opened(number, source, wanted: subscriptions.wantsSession) {
+    mutating func sessionOpened(_ number: Int, _ opened: any SourceSession) -> [Action] {
+        switch session.opened(number, opened, wanted: subscriptions.wantsSession) {
         case .open(let open):
             // Requests waiting for gpsd's held fix (subscribed while this opened, or kept across a reconnection).
             subscriptions.wantsHeldFix ? [.requestHeldFix(open)] : []
@@ -20,7 +20,7 @@ extension LocationManagerStateMachine {
         case .ignored: []
         case .stopped:
             actions(of: subscriptions.endAll(with: error, latest: epochs.latest?.location))
-                + observe(.sessionEnded(error)) + tell(status.stopped())
+                + observe(.sessionEnded(error)) + announce(status.stopped())
         }
     }
 
@@ -29,7 +29,7 @@ extension LocationManagerStateMachine {
         case .ignored: []
         case .reconnect(let timer): [.scheduleReconnect(timer: timer.id, after: timer.after)]
         case .open(let next): open(next)
-        case .stopped: tell(status.stopped())
+        case .stopped: announce(status.stopped())
         }
     }
 
@@ -37,7 +37,7 @@ extension LocationManagerStateMachine {
         switch session.reconnectTimerFired(timer, wanted: subscriptions.wantsSession) {
         case .ignored: []
         case .open(let next): open(next)
-        case .stopped: tell(status.stopped())
+        case .stopped: announce(status.stopped())
         }
     }
 
@@ -45,7 +45,7 @@ extension LocationManagerStateMachine {
     mutating func watchdogFired(_ timer: Int, now: Duration) -> [Action] {
         switch session.watchdogFired(timer, now: now) {
         case .ignored: []
-        case .stale(let silence): tell(status.stale(for: silence))
+        case .stale(let silence): announce(status.stale(for: silence))
         case .rescheduled(let next): [.scheduleWatchdog(timer: next.id, after: next.after)]
         }
     }
@@ -61,7 +61,7 @@ extension LocationManagerStateMachine {
         switch event {
         case .connected:
             subscriptions.sessionConnected()
-            return tell(status.connected()) + watch(session.connected(now: now))
+            return announce(status.connected()) + watch(session.connected(at: now))
         case .report(let report):
             // The backoff starts over once the connection proved good by a fix (or by holding, when it fails);
             // gpsd's greeting proves nothing: a peer that greets and hangs up is retried ever more slowly.
@@ -70,7 +70,7 @@ extension LocationManagerStateMachine {
             case .poll(_, let fixes) where !fixes.isEmpty: session.provedGood()
             default: break
             }
-            return watch(session.heard(now: now)) + handle(report, now: now, arrival: arrival)
+            return watch(session.reported(at: now)) + handle(report, now: now, arrival: arrival)
         case .rejected(let problem):
             return epochs.reject(problem) ? [.log(problem)] : []
         case .skippedLine:
@@ -97,22 +97,22 @@ extension LocationManagerStateMachine {
             }
         case .sky(let count):
             epochs.sky(count)
-            return observe(.satellites(count)) + tell(status.sky(count))
-        case .version(let release): return tell(status.version(release))
-        case .devices(let count): return tell(status.devices(count: count))
+            return observe(.satellites(count)) + announce(status.sky(count))
+        case .version(let release): return announce(status.version(release))
+        case .devices(let count): return announce(status.devices(count: count))
         case .device(let path, let active):
             // A receiver that went away ends the epoch streams hold of it (of every receiver, if gpsd named none).
             let flushed = active ? [] : subscriptions.flushHeldEpochs(of: path).actions
-            return flushed + tell(status.device(path, active: active))
+            return flushed + announce(status.device(path, active: active))
         case .noFix(let device, _):
             // That receiver has lost its fix: the epoch streams hold of it is over.
-            return subscriptions.flushHeldEpochs(of: device ?? "").actions + tell(status.noFix())
+            return subscriptions.flushHeldEpochs(of: device ?? "").actions + announce(status.noFix())
         case .deviation(let deviation, let device, let time):
             guard let time, let (completed, firstArrival) = epochs.deviation(deviation, device: device, time: time) else {
-                return tell(status.heard())
+                return announce(status.heard())
             }
             return receive(completed, age: nil, now: now, arrival: firstArrival)
-        case .other: return tell(status.heard())
+        case .other: return announce(status.heard())
         case .error(let message):
             // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
             return sessionEnded(with: LocationError(.protocolError, "gpsd: \(message)"))
@@ -127,15 +127,15 @@ extension LocationManagerStateMachine {
         let location: Location
         var actions: [Action]
         switch epochs.assemble(reported, age: age, now: now, arrival: arrival) {
-        case .withoutTime: return tell(status.heard())
+        case .withoutTime: return announce(status.heard())
         case .older: return []
         case .repeated(let forgotten):
-            return (forgotten.map { subscriptions.forget(receiver: $0).actions } ?? []) + tell(status.heard())
+            return (forgotten.map { subscriptions.forget(receiver: $0).actions } ?? []) + announce(status.heard())
         case .accepted(let accepted, let forgotten):
             location = accepted
             actions = forgotten.map { subscriptions.forget(receiver: $0).actions } ?? []
         }
-        actions += tell(status.fix(location))
+        actions += announce(status.fix(location))
         let delivery = subscriptions.deliver(location, age: age)
         actions += delivery.notifications.actions
         if delivery.toDelegate { actions.append(.deliver([location], generation: subscriptions.generation)) }
@@ -157,7 +157,7 @@ extension LocationManagerStateMachine {
                 + observe(.sessionEnded(error))
             if subscriptions.wantsSession {
                 next = .reconnect(after: delay)
-                actions += tell(status.reconnecting(attempt: attempt, after: delay, because: error))
+                actions += announce(status.reconnecting(attempt: attempt, after: delay, because: error))
             } else {
                 next = .stop
             }

@@ -59,20 +59,20 @@ struct LocationManagerStateMachine {
         case .none: []
         case .open(let next): open(next)
         case .close(let closing): [.closeSession(number: closing.number, closing.session)]
-        case .stopped: tell(status.stopped())
+        case .stopped: announce(status.stopped())
         }
     }
 
     /// What opening session `next` means: a fresh start forgets the epochs; status says which attempt it is.
     mutating func open(_ next: SessionStateMachine.SessionToOpen) -> [Action] {
         if next.isFreshStart { epochs.startAfresh() }
-        return tell(status.connecting(attempt: next.attempt)) + [.openSession(number: next.number)]
+        return announce(status.connecting(attempt: next.attempt)) + [.openSession(number: next.number)]
     }
 
     // MARK: Telling
 
     /// Tells observers, and the delegate if it holds a subscription, of a new status.
-    mutating func tell(_ new: LocationStatus?) -> [Action] {
+    mutating func announce(_ new: LocationStatus?) -> [Action] {
         guard let new else { return [] }
         return observe(.status(new)) + (subscriptions.delegateSubscribed ? [.tellStatus(new, generation: subscriptions.generation)] : [])
     }

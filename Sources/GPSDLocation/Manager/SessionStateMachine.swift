@@ -146,7 +146,7 @@ struct SessionStateMachine {
     // MARK: Connection and silence
 
     /// The current session connected: the watchdog starts.
-    mutating func connected(now: Duration) -> Timer? {
+    mutating func connected(at now: Duration) -> Timer? {
         switch state {
         case .opening(var opening):
             opening.connectedSince = now
@@ -157,12 +157,12 @@ struct SessionStateMachine {
         case .idle, .closing, .waitingToReconnect:
             break
         }
-        return heard(now: now)
+        return reported(at: now)
     }
 
     /// The session connected or reported: the watchdog measures silence from now. Returns the watchdog's timer
     /// to start, if none is running.
-    mutating func heard(now: Duration) -> Timer? {
+    mutating func reported(at now: Duration) -> Timer? {
         watchdog.lastReport = now
         guard watchdog.timer == nil else { return nil }
         let timer = Timer(id: newTimer(), after: staleTimeout)

@@ -43,7 +43,7 @@ extension SubscriptionTable {
                       location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { continue }
                 delivery.toDelegate = true
             } else {
-                offer(location, at: index, into: &delivery.notifications)
+                passOn(location, at: index, into: &delivery.notifications)
             }
         }
         for id in ended { subscriptions[id] = nil }
@@ -69,7 +69,7 @@ extension SubscriptionTable {
             for key in device.map({ [$0] }) ?? subscriptions.values[index].heldEpochs.keys.sorted() {
                 guard let pending = subscriptions.values[index].heldEpochs[key]?.pending else { continue }
                 subscriptions.values[index].heldEpochs[key] = HeldEpoch(pending: nil, passed: pending.timestamp)
-                offer(pending, at: index, into: &notifications)
+                passOn(pending, at: index, into: &notifications)
             }
         }
     }
@@ -94,14 +94,14 @@ extension SubscriptionTable {
         if let previous = held.pending, previous.timestamp != location.timestamp {
             held.passed = previous.timestamp
             subscriptions.values[index].heldEpochs[key] = held
-            offer(previous, at: index, into: &notifications)
+            passOn(previous, at: index, into: &notifications)
         }
         held.pending = location
         subscriptions.values[index].heldEpochs[key] = held
     }
 
     /// Passes `location` to the continuous consumer subscription at `index` if it meets its filters.
-    mutating func offer(
+    mutating func passOn(
         _ location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index,
         into notifications: inout Notifications
     ) {

@@ -104,7 +104,7 @@ struct SubscriptionTable {
             guard case .consumer(let consumer, _) = subscriptions.values[index].consumer else { continue }
             for key in subscriptions.values[index].heldEpochs.keys.sorted() {
                 guard let pending = subscriptions.values[index].heldEpochs[key]?.pending else { continue }
-                offer(pending, at: index, into: &notifications)
+                passOn(pending, at: index, into: &notifications)
             }
             notifications.add(.ended(nil), for: id, of: &subscriptions.values[index], to: consumer)
             subscriptions.remove(at: index)

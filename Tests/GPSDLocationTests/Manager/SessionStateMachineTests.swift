@@ -185,7 +185,7 @@ struct SessionStateMachineTests {
     @Test func aConnectionThatHeldTenSecondsWasGoodAndOneThatDidNotWasNot() {
         var machine = Self.open()
         _ = machine.ended(by: Self.transient)   // one failure before
-        _ = machine.connected(now: .seconds(100))
+        _ = machine.connected(at: .seconds(100))
         #expect(machine.ended(by: Self.transient, failedAt: .seconds(109)) ==
             .retry(after: .seconds(2), attempt: 3, because: Self.transient))
         #expect(machine.ended(by: Self.transient, failedAt: .seconds(110)) ==
@@ -263,7 +263,7 @@ struct SessionStateMachineTests {
 
     @Test func connectingWhileOpeningCountsForTheSessionOnceOpen() {
         var machine = Self.opening()
-        #expect(machine.connected(now: .seconds(3)) == .init(id: 1, after: .seconds(5)))
+        #expect(machine.connected(at: .seconds(3)) == .init(id: 1, after: .seconds(5)))
         #expect(machine.isConnected)
         _ = machine.opened(1, Session(), wanted: true)
         #expect(machine.isConnected)
@@ -274,25 +274,25 @@ struct SessionStateMachineTests {
 
     @Test func watchdogReportsStaleAfterSilence() {
         var machine = Self.open()
-        let timer = machine.connected(now: .seconds(10))
+        let timer = machine.connected(at: .seconds(10))
         #expect(timer?.after == .seconds(5))
-        #expect(machine.heard(now: .seconds(12)) == nil)   // one timer at a time
+        #expect(machine.reported(at: .seconds(12)) == nil)   // one timer at a time
         #expect(machine.watchdogFired(timer!.id, now: .seconds(15)) == .rescheduled(.init(id: 2, after: .seconds(2))))
         #expect(machine.watchdogFired(2, now: .seconds(17)) == .stale(silentFor: .seconds(5)))
-        #expect(machine.heard(now: .seconds(18)) == .init(id: 3, after: .seconds(5)))   // starts again
+        #expect(machine.reported(at: .seconds(18)) == .init(id: 3, after: .seconds(5)))   // starts again
     }
 
     @Test func lateWatchdogTimerIsIgnored() {
         var machine = Self.open()
-        let timer = machine.connected(now: .zero)!
+        let timer = machine.connected(at: .zero)!
         _ = machine.demandChanged(wanted: false)   // closing drops the watchdog
         #expect(machine.watchdogFired(timer.id, now: .seconds(60)) == .ignored)
     }
 
     @Test func watchdogOfASessionStillOpeningIsIgnored() {
         var machine = Self.opening()
-        let timer = machine.connected(now: .zero)!
+        let timer = machine.connected(at: .zero)!
         #expect(machine.watchdogFired(timer.id, now: .seconds(60)) == .ignored)
-        #expect(machine.heard(now: .seconds(61)) != nil)   // the next report starts it again
+        #expect(machine.reported(at: .seconds(61)) != nil)   // the next report starts it again
     }
 }
