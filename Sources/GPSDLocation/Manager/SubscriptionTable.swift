@@ -187,3 +187,73 @@ struct SubscriptionTable {
         return (Array(observers.values), Observation(event: event, sequence: observationCount))
     }
 }
+
+/// Events for consumers, gathered while a report is handled: one batch per consumer.
+struct Notifications {
+    private var batches: [ObjectIdentifier: (consumer: any SubscriptionConsumer, notices: [SubscriptionNotice])] = [:]
+
+    /// Adds `event` for subscription `id`, numbered after the last event `subscription` was given.
+    mutating func add(
+        _ event: SubscriptionEvent, for id: SubscriptionID, of subscription: inout Subscription,
+        to consumer: any SubscriptionConsumer
+    ) {
+        subscription.notices += 1
+        let notice = SubscriptionNotice(id: id, number: subscription.notices, event: event)
+        batches[ObjectIdentifier(consumer), default: (consumer, [])].notices.append(notice)
+    }
+
+    var actions: [LocationManagerStateMachine.Action] { batches.values.map { .notify($0.consumer, $0.notices) } }
+}
+
+/// A receiver's epoch that a once-per-epoch stream holds back, and the last it passed on.
+struct HeldEpoch {
+    var pending: Location?
+    var passed: Date?
+}
+
+/// One live subscription, as the state machine keeps it.
+struct Subscription {
+    enum Consumer {
+        /// The delegate: the manager's ``LocationManager/desiredAccuracy`` and
+        /// ``LocationManager/distanceFilter`` apply, and fixes go through the delegate queue.
+        case delegate
+        case consumer(any SubscriptionConsumer, SubscriptionRequest)
+    }
+
+    var consumer: Consumer
+    var isOneShot: Bool
+    /// For a one-shot request: whether a session has connected since it subscribed. One that never saw a
+    /// connection fails with the first failed attempt; one whose connection dropped waits for the next.
+    var sawConnection = false
+    /// How many events have been decided for its consumer: the number of the last ``SubscriptionNotice``.
+    var notices: UInt64 = 0
+    /// The last fix delivered, for the distance filter.
+    var lastDelivered: Location?
+    /// The best fix that did not qualify, for a one-shot's failure.
+    var best: Location?
+    /// For a stream that takes each epoch once: by receiver (device), the newest record of its epoch not yet
+    /// over, and the epoch it passed on last.
+    var heldEpochs: [String: HeldEpoch] = [:]
+
+    /// Whether it takes each epoch once, when the epoch is over (``EpochDelivery/oncePerEpoch``).
+    var takesCompleteEpochs: Bool {
+        if case .consumer(_, let request) = consumer { return !request.isOneShot && request.delivery == .oncePerEpoch }
+        return false
+    }
+
+    /// Whether it is a request waiting for gpsd's held fix (a one-shot with a maximum age).
+    var wantsHeldFix: Bool {
+        if case .consumer(_, let request) = consumer { return request.isOneShot && request.maximumAge != nil }
+        return false
+    }
+
+    /// Whether a fix from a POLL reply (gpsd's held fix, `age` old) may go to this subscription: streams carry
+    /// the receiver's live fixes only; a one-shot request takes a held fix its `maximumAge` allows; the
+    /// delegate takes the newest fix there is.
+    func takesHeldFix(aged age: Duration) -> Bool {
+        switch consumer {
+        case .delegate: true
+        case .consumer(_, let request): request.isOneShot && request.maximumAge.map { age <= $0 } ?? false
+        }
+    }
+}
