@@ -3,7 +3,7 @@ import Glibc
 /// Reports from a live gpsd, on a thread of its own per session.
 ///
 /// Each session connects (``GPSDConnection``), starts a JSON watch, and then waits in poll(2) on the socket and
-/// its wake pipe: it reads what gpsd sends, frames lines itself and parses each with libgps (``ReportDecoder``).
+/// its wake pipe: it reads what gpsd sends, and ``ReportReader`` frames the lines and parses each with libgps.
 /// Closing the session interrupts the wait (or the connect) at once; a host name lookup cannot be interrupted,
 /// and a session closed during one lets its thread end by itself when the lookup returns.
 package final class GPSDSessionSource: LocationSource {
@@ -23,76 +23,45 @@ package final class GPSDSessionSource: LocationSource {
 
     package func openSession(_ handler: @escaping @Sendable ([SourceEvent]) -> Void) throws(LocationError) -> any SourceSession {
         let (server, timeout) = (server, connectTimeout)
-        return try ReaderThread.start(name: "gpsd:\(server.port)", resources: resources) { reader in
-            Self.read(from: server, connectTimeout: timeout, on: reader, to: handler)
+        return try ReportReader.start(
+            name: "gpsd:\(server.port)", resources: resources, to: handler
+        ) { reader throws(LocationError) in
+            try GPSDBytes(watching: server, connectTimeout: timeout, on: reader)
+        }
+    }
+}
+
+/// What gpsd sends on a watching connection, read as it comes; between reads, the POLLs the manager asks for
+/// (``ReaderThread/requestHeldFix()``) go out.
+private struct GPSDBytes: ByteSource {
+    static let chunkSize = 16 * 1024
+    let connection: GPSDConnection
+    let reader: ReaderThread
+
+    /// Connects to `server` and starts a JSON watch; `nil` if the session was closed meanwhile.
+    init?(watching server: GPSDServer, connectTimeout: Duration, on reader: ReaderThread) throws(LocationError) {
+        guard let addresses = try reader.uninterruptible({ GPSDConnection.addresses(of: server) })?.get(),
+              let connection = try GPSDConnection.connect(
+                  to: server, at: addresses, wake: reader.wake, timeout: connectTimeout, isClosed: { reader.isClosed })
+        else { return nil }
+        try connection.send(GPSDCommand.watch(device: server.device), wake: reader.wake) { reader.isClosed }
+        (self.connection, self.reader) = (connection, reader)
+    }
+
+    func read(into buffer: inout [UInt8]) throws(LocationError) -> Int? {
+        if reader.takeHeldFixRequest() {
+            try connection.send(GPSDCommand.poll, wake: reader.wake) { reader.isClosed }
+        }
+        do throws(SystemError) {
+            guard try reader.wake.wait(for: connection.socket, timeout: nil) else { return nil }
+            return try Syscall.read(connection.socket, into: &buffer)
+        } catch {
+            throw error.locationError(.connectionLost, "connection to gpsd at \(connection.server) lost")
         }
     }
 
-    private static func read(
-        from server: GPSDServer, connectTimeout: Duration, on reader: ReaderThread, to handler: @Sendable ([SourceEvent]) -> Void
-    ) {
-        /// The events of the read under way, handed on together when it has been framed.
-        var batch: [SourceEvent] = []
-        func flush() {
-            guard !batch.isEmpty else { return }
-            if !reader.isClosed { handler(batch) }
-            batch.removeAll(keepingCapacity: true)
-        }
-        func fail(_ error: LocationError) {
-            batch.append(.failed(error))
-            flush()
-        }
-        let decoder: ReportDecoder
-        let connection: GPSDConnection
-        do throws(LocationError) {
-            decoder = try ReportDecoder()
-            guard let addresses = try reader.uninterruptible({ GPSDConnection.addresses(of: server) })?.get(),
-                  let made = try GPSDConnection.connect(
-                      to: server, at: addresses, wake: reader.wake, timeout: connectTimeout, isClosed: { reader.isClosed })
-            else { return }
-            connection = made
-            try connection.send(GPSDCommand.watch(device: server.device), wake: reader.wake) { reader.isClosed }
-        } catch {
-            return fail(error)
-        }
-        handler([.connected])
-
-        /// Hands one line on, with what was found in it that cannot be true.
-        func deliver(_ line: ArraySlice<UInt8>) {
-            guard !reader.isClosed else { return }
-            let report = decoder.decode(line)
-            for problem in decoder.problems { batch.append(.rejected(problem)) }
-            batch.append(report.map(SourceEvent.report) ?? .skippedLine)
-        }
-
-        var splitter = LineSplitter()
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while !reader.isClosed {
-            do throws(LocationError) {
-                if reader.takeHeldFixRequest() {
-                    try connection.send(GPSDCommand.poll, wake: reader.wake) { reader.isClosed }
-                }
-                let count: Int?
-                do throws(SystemError) {
-                    guard try reader.wake.wait(for: connection.socket, timeout: nil) else { continue }
-                    count = try Syscall.read(connection.socket, into: &buffer)
-                } catch {
-                    throw error.locationError(.connectionLost, "connection to gpsd at \(server) lost")
-                }
-                guard let count else { continue }
-                if count == 0 {
-                    // Everything read before the end is delivered first, a last line without its newline too.
-                    splitter.finish(line: deliver, skipped: { batch.append(.skippedLine) })
-                    throw LocationError(.connectionLost, "connection to gpsd at \(server) lost: gpsd closed the connection")
-                }
-                buffer.withUnsafeBytes { bytes in
-                    splitter.append(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), line: deliver,
-                                    skipped: { batch.append(.skippedLine) })
-                }
-                flush()
-            } catch {
-                return fail(error)
-            }
-        }
+    /// gpsd closed the connection.
+    func end(afterReports reports: Int) -> SourceEvent {
+        .failed(LocationError(.connectionLost, "connection to gpsd at \(connection.server) lost: gpsd closed the connection"))
     }
 }

@@ -16,7 +16,7 @@ enum Recording: Sendable {
 
 /// Replays a recording: gpsd JSON reports, one per line, as `gpspipe -w` writes them. Each line is parsed by
 /// libgps (``ReportDecoder``); lines that are not reports are skipped and counted. Each session reads the
-/// recording from its start, on a thread of its own, paced by ``ReplayPacer``.
+/// recording from its start, on a thread of its own (``ReportReader``), paced by ``ReplayPacer``.
 final class RecordingSource: LocationSource {
     let recording: Recording
     let pace: ReplayPace
@@ -34,119 +34,92 @@ final class RecordingSource: LocationSource {
 
     func openSession(_ handler: @escaping @Sendable ([SourceEvent]) -> Void) throws(LocationError) -> any SourceSession {
         let (recording, pace) = (recording, pace)
-        return try ReaderThread.start(name: "replay", resources: resources) { reader in
-            Self.replay(recording, pace: pace, on: reader, to: handler)
+        return try ReportReader.start(name: "replay", resources: resources, to: handler) {
+            reader throws(LocationError) in
+            try RecordingBytes(opening: recording, pace: pace, on: reader)
+        }
+    }
+}
+
+/// A recording's bytes, from its start, each report handed on at its recorded time (``ReplayPacer``). The
+/// session ends with ``SourceEvent/finished``, or as an ``LocationError/Code/invalidRecording`` if the recording
+/// held no report.
+private struct RecordingBytes: ByteSource {
+    static let chunkSize = 64 * 1024
+    /// The bytes in memory, or the file open for reading.
+    private let input: Input
+    /// How far into the bytes in memory the replay has read.
+    private var offset = 0
+    private let name: String
+    private var pacer: ReplayPacer
+    private let origin = ContinuousClock.now
+    private let reader: ReaderThread
+
+    private enum Input {
+        case contents([UInt8])
+        case file(OpenFile)
+    }
+
+    /// - Throws: ``LocationError/Code/invalidRecording`` if the file cannot be opened.
+    init(opening recording: Recording, pace: ReplayPace, on reader: ReaderThread) throws(LocationError) {
+        name = recording.name
+        switch recording {
+        case .contents(let bytes, _):
+            input = .contents(bytes)
+        case .file(let url):
+            do throws(SystemError) {
+                input = .file(try OpenFile(url.path))
+            } catch {
+                throw error.locationError(.invalidRecording, "cannot read recording \(name)")
+            }
+        }
+        pacer = ReplayPacer(pace: pace)
+        self.reader = reader
+    }
+
+    /// Monotonic time since the replay began, which ``ReplayPacer`` counts in.
+    private var now: Duration { origin.duration(to: .now) }
+
+    mutating func read(into buffer: inout [UInt8]) throws(LocationError) -> Int? {
+        switch input {
+        case .contents(let bytes):
+            let count = min(buffer.count, bytes.count - offset)
+            buffer.replaceSubrange(0..<count, with: bytes[offset..<offset + count])
+            offset += count
+            return count
+        case .file(let file):
+            do throws(SystemError) {
+                return try Syscall.read(file.descriptor, into: &buffer) ?? 0
+            } catch {
+                throw error.locationError(.invalidRecording, "cannot read recording \(name)")
+            }
         }
     }
 
-    private static func replay(
-        _ recording: Recording, pace: ReplayPace, on reader: ReaderThread, to handlerOfBatches: @Sendable ([SourceEvent]) -> Void
-    ) {
-        /// The events of the chunk under way: handed on together when it has been framed, or before a pause.
-        var batch: [SourceEvent] = []
-        func flush() {
-            guard !batch.isEmpty else { return }
-            handlerOfBatches(batch)
-            batch.removeAll(keepingCapacity: true)
-        }
-        func handler(_ event: SourceEvent) {
-            batch.append(event)
-            if case .report = event { return }
-            if case .rejected = event { return }
-            if case .skippedLine = event { return }
-            flush()   // the start and the end of the session go at once
-        }
-        let name = recording.name
-        var file: Int32?
-        let decoder: ReportDecoder
-        do throws(LocationError) {
-            decoder = try ReportDecoder()
-            if case .file(let url) = recording {
-                do {
-                    file = try Syscall.openForReading(url.path)
-                } catch {
-                    throw error.locationError(.invalidRecording, "cannot read recording \(name)")
-                }
+    /// Sleeps until the report's time, whatever else wakes the session's pipe; only closing cuts it short.
+    mutating func pause(before report: GPSDReport, flushing flush: () -> Void) throws(LocationError) {
+        guard let delay = pacer.delay(before: report, now: now) else { return }
+        flush()   // what came before the pause is due now
+        let deadline = now + delay
+        do throws(SystemError) {
+            while !reader.isClosed, case let left = deadline - now, left > .zero {
+                _ = try reader.wake.wait(for: nil, timeout: left)
             }
         } catch {
-            return handler(.failed(error))
-        }
-        defer { if let file { Syscall.close(file) } }
-        handler(.connected)
-        var offset = 0
-        /// The next bytes of the recording into `buffer`: how many, 0 at its end.
-        func read(into buffer: inout [UInt8]) throws(SystemError) -> Int {
-            switch (recording, file) {
-            case (.contents(let bytes, _), _):
-                let count = min(buffer.count, bytes.count - offset)
-                buffer.replaceSubrange(0..<count, with: bytes[offset..<offset + count])
-                offset += count
-                return count
-            case (.file, let file?):
-                return try Syscall.read(file, into: &buffer) ?? 0
-            case (.file, nil):
-                return 0
-            }
-        }
-
-        var reports = 0
-        var pacer = ReplayPacer(pace: pace)
-        let clock = SystemManagerClock()
-        var splitter = LineSplitter()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        /// Hands one line on, after its pause; false once the session is closed.
-        func deliver(_ line: ArraySlice<UInt8>) -> Bool {
-            guard !reader.isClosed else { return false }
-            let decoded = decoder.decode(line)
-            for problem in decoder.problems { handler(.rejected(problem)) }
-            guard let report = decoded else {
-                handler(.skippedLine)
-                return true
-            }
-            reports += 1
-            if let delay = pacer.delay(before: report, now: clock.now) {
-                flush()   // what came before the pause is due now
-                // Sleep until the report's time, whatever else wakes the pipe; only closing cuts it short.
-                let deadline = clock.now + delay
-                do throws(SystemError) {
-                    while !reader.isClosed, case let left = deadline - clock.now, left > .zero {
-                        _ = try reader.wake.wait(for: nil, timeout: left)
-                    }
-                } catch {
-                    handler(.failed(error.locationError(.resourceUnavailable, "cannot pace the replay of \(name)")))
-                    return false
-                }
-                if reader.isClosed { return false }
-            }
-            handler(.report(report))
-            return true
-        }
-
-        while !reader.isClosed {
-            let count: Int
-            do throws(SystemError) {
-                count = try read(into: &buffer)
-            } catch {
-                return handler(.failed(error.locationError(.invalidRecording, "cannot read recording \(name)")))
-            }
-            var open = true
-            if count == 0 {
-                splitter.finish(line: { open = open && deliver($0) }, skipped: { handler(.skippedLine) })
-            } else {
-                buffer.withUnsafeBytes { bytes in
-                    splitter.append(UnsafeRawBufferPointer(rebasing: bytes[0..<count]),
-                                    line: { open = open && deliver($0) }, skipped: { handler(.skippedLine) })
-                }
-            }
-            guard open, !reader.isClosed else { return }
-            flush()
-            if count == 0 { break }
-        }
-        guard !reader.isClosed else { return }
-        if reports == 0 {
-            handler(.failed(LocationError(.invalidRecording, "no gpsd reports in recording \(name)")))
-        } else {
-            handler(.finished)
+            throw error.locationError(.resourceUnavailable, "cannot pace the replay of \(name)")
         }
     }
+
+    func end(afterReports reports: Int) -> SourceEvent {
+        reports == 0 ? .failed(LocationError(.invalidRecording, "no gpsd reports in recording \(name)")) : .finished
+    }
+}
+
+/// A file open for reading, closed when it goes.
+private final class OpenFile {
+    let descriptor: Int32
+
+    init(_ path: String) throws(SystemError) { descriptor = try Syscall.openForReading(path) }
+
+    deinit { Syscall.close(descriptor) }
 }

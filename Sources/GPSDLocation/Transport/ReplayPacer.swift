@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Paces a replay by the recorded fix times against a monotonic clock (``ManagerClock/now``).
+/// Paces a replay by the recorded fix times against a monotonic clock (a `Duration` since a fixed origin).
 struct ReplayPacer {
     /// Recorded seconds per real second; `nil` for as fast as possible.
     let speed: Double?

@@ -1,0 +1,235 @@
+// The strict checks of a line before libgps may see it: one JSON object, as JSON has it, in a shape gpsd sends.
+
+extension JSONScan {
+    /// Whether `bytes` are one JSON object, white space around it allowed, nested at most ``maximumDepth`` deep:
+    /// what the decoder hands libgps, and nothing else. gpsd sends nothing else, and libgps 3.22's parser loops for
+    /// ever on some lines that are not JSON (`{e"class":"WATCH"`, found by Scripts/fuzz decoder).
+    ///
+    /// Strings are taken as JSON has them, escapes and all, but bytes below 0x20 inside them are let through as
+    /// libgps lets them (a peer's raw escape sequence is output's to neutralise), except NUL, where libgps's C
+    /// string would end; numbers, `true`, `false` and `null` must be what JSON says they are. Walks the bytes once
+    /// and allocates nothing.
+    static func isObject(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var walk = Walk(bytes: bytes)
+        walk.skipSpace()
+        guard walk.index < bytes.count, bytes[walk.index] == UInt8(ascii: "{"), walk.value(depth: 0) else { return false }
+        walk.skipSpace()
+        return walk.index == bytes.count
+    }
+
+    /// What the decoder must know of a line before libgps may see it.
+    struct ReportShape: Equatable {
+        /// The report's class, as its first member names it.
+        var className: String
+        /// Whether every member's value is a string, a number or a literal (no object, no array), and no member
+        /// but the first is named `class`.
+        var isFlat: Bool
+        /// Whether what is not flat is a `satellites` array of flat objects, none with a member named `class`,
+        /// as in a SKY.
+        var nestsOnlySatellites: Bool
+        /// Whether every member's name, the satellites' included, is at most ``maximumNameLength`` bytes long.
+        var namesFit = true
+    }
+
+    /// The shape of a report as gpsd writes one: an object (``isObject(_:)``) that begins `{"class":"`; `nil` for
+    /// anything else. libgps finds a report's class as the first `"class":"` anywhere in the line and reads the
+    /// whole line as one of that class, and its parser (3.22's) loops for ever on some objects and arrays where
+    /// it expects none (found by Scripts/fuzz decoder): the decoder hands it only shapes gpsd sends.
+    static func reportShape(_ bytes: UnsafeBufferPointer<UInt8>) -> ReportShape? {
+        var walk = Walk(bytes: bytes)
+        walk.skipSpace()
+        let opening = #"{"class":""#.utf8
+        guard bytes.count - walk.index >= opening.count, zip(bytes[walk.index...], opening).allSatisfy({ $0 == $1 })
+        else { return nil }
+        // One walk: the top object's members, each value checked as ``isObject(_:)`` checks it.
+        _ = walk.take(UInt8(ascii: "{"))
+        var shape = ReportShape(className: "", isFlat: true, nestsOnlySatellites: true)
+        var isFirstMember = true
+        repeat {
+            walk.skipSpace()
+            let keyStart = walk.index
+            guard walk.string(), walk.take(UInt8(ascii: ":")) else { return nil }
+            let keyEnd = walk.index   // past the colon: the key is keyStart + 1 ..< its closing quote
+            walk.skipSpace()
+            let valueStart = walk.index
+            guard walk.value(depth: 1) else { return nil }
+            if isFirstMember {   // "class", by the opening, its value a string: it may be empty
+                isFirstMember = false
+                shape.className = String(decoding: bytes[(valueStart + 1)..<(walk.index - 1)], as: UTF8.self)
+                continue
+            }
+            let first = bytes[valueStart]
+            let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<keyEnd])   // ends with `":` and spaces
+            if !Self.fits(key) { shape.namesFit = false }
+            if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
+                shape.isFlat = false
+                let value = UnsafeBufferPointer(rebasing: bytes[valueStart..<walk.index])
+                if !(Self.starts(key, with: "satellites\"") && isArrayOfFlatObjects(value, namesFit: &shape.namesFit)) {
+                    shape.nestsOnlySatellites = false
+                }
+            } else if Self.starts(key, with: "class\"") {
+                // A second class: libgps 3.22 loops for ever on `{"class":"TPV","class":"VERSION"}`.
+                shape.isFlat = false
+                shape.nestsOnlySatellites = false
+            }
+        } while walk.take(UInt8(ascii: ","))
+        guard walk.take(UInt8(ascii: "}")) else { return nil }
+        walk.skipSpace()
+        return walk.index == bytes.count ? shape : nil
+    }
+
+    /// Whether `bytes` begin with `prefix`.
+    private static func starts(_ bytes: UnsafeBufferPointer<UInt8>, with prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        for offset in 0..<count where bytes[offset] != prefix.utf8Start[offset] { return false }
+        return true
+    }
+
+    /// Whether `key` (a member's name from its first byte on, its closing quote included) is at most
+    /// ``maximumNameLength`` bytes long. An escape counts as its bytes, as libgps counts it.
+    private static func fits(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        var offset = 0
+        while offset < key.count, offset <= maximumNameLength {
+            switch key[offset] {
+            case UInt8(ascii: "\\"): offset += 2
+            case UInt8(ascii: "\""): return true   // the closing quote, `offset` bytes in
+            default: offset += 1
+            }
+        }
+        return false
+    }
+
+    /// Whether a well-formed array holds only objects whose values are strings, numbers or literals, and none of
+    /// them a member named `class`: `"class":"` inside a satellite made libgps 3.22 read on from there, and loop
+    /// (found by Scripts/fuzz decoder). Clears `namesFit` if a name is too long for libgps.
+    private static func isArrayOfFlatObjects(_ bytes: UnsafeBufferPointer<UInt8>, namesFit: inout Bool) -> Bool {
+        var walk = Walk(bytes: bytes)
+        guard walk.take(UInt8(ascii: "[")) else { return false }
+        if walk.take(UInt8(ascii: "]")) { return true }
+        repeat {
+            guard walk.take(UInt8(ascii: "{")) else { return false }
+            if walk.take(UInt8(ascii: "}")) { continue }
+            repeat {
+                walk.skipSpace()
+                let keyStart = walk.index
+                guard walk.string(), walk.take(UInt8(ascii: ":")) else { return false }
+                let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<walk.index])
+                guard !starts(key, with: "class\"") else { return false }
+                if !fits(key) { namesFit = false }
+                walk.skipSpace()
+                guard walk.index < bytes.count, bytes[walk.index] != UInt8(ascii: "{"), bytes[walk.index] != UInt8(ascii: "["),
+                      walk.value(depth: 1) else { return false }
+            } while walk.take(UInt8(ascii: ","))
+            guard walk.take(UInt8(ascii: "}")) else { return false }
+        } while walk.take(UInt8(ascii: ","))
+        return walk.take(UInt8(ascii: "]"))
+    }
+
+    /// The validating walk of ``isObject(_:)``.
+    private struct Walk {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        mutating func skipSpace() {
+            while index < bytes.count, JSONScan.isSpace(bytes[index]) { index += 1 }
+        }
+
+        /// Skips white space, then takes `byte` if it comes next.
+        mutating func take(_ byte: UInt8) -> Bool {
+            skipSpace()
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+
+        /// One value, at nesting `depth`.
+        mutating func value(depth: Int) -> Bool {
+            skipSpace()
+            guard index < bytes.count else { return false }
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                guard depth < JSONScan.maximumDepth else { return false }
+                index += 1
+                if take(UInt8(ascii: "}")) { return true }
+                repeat {
+                    skipSpace()
+                    guard string(), take(UInt8(ascii: ":")), value(depth: depth + 1) else { return false }
+                } while take(UInt8(ascii: ","))
+                return take(UInt8(ascii: "}"))
+            case UInt8(ascii: "["):
+                guard depth < JSONScan.maximumDepth else { return false }
+                index += 1
+                if take(UInt8(ascii: "]")) { return true }
+                repeat {
+                    guard value(depth: depth + 1) else { return false }
+                } while take(UInt8(ascii: ","))
+                return take(UInt8(ascii: "]"))
+            case UInt8(ascii: "\""):
+                return string()
+            case UInt8(ascii: "t"): return literal("true")
+            case UInt8(ascii: "f"): return literal("false")
+            case UInt8(ascii: "n"): return literal("null")
+            default:
+                return number()
+            }
+        }
+
+        /// A string, from its opening quote past its closing one.
+        mutating func string() -> Bool {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return false }
+            index += 1
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return true
+                case UInt8(ascii: "\\"):
+                    guard index + 1 < bytes.count, bytes[index + 1] != 0 else { return false }
+                    index += 2
+                case 0:
+                    return false   // libgps would read the string, and the line, as ending here
+                default:
+                    index += 1
+                }
+            }
+            return false
+        }
+
+        mutating func literal(_ word: StaticString) -> Bool {
+            let count = word.utf8CodeUnitCount
+            guard bytes.count - index >= count else { return false }
+            for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { return false }
+            index += count
+            return true
+        }
+
+        /// A number as JSON writes it: `-?(0|[1-9]digits*)(.digits)?([eE][+-]?digits)?`.
+        mutating func number() -> Bool {
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "0") {
+                index += 1   // no digit may follow a leading zero
+                if index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { return false }
+            } else {
+                guard digits() else { return false }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                guard digits() else { return false }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard digits() else { return false }
+            }
+            return true
+        }
+
+        /// One digit or more.
+        mutating func digits() -> Bool {
+            let start = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            return index > start
+        }
+    }
+}
