@@ -2,10 +2,8 @@ import Glibc
 
 /// A system call that failed: which, and the `errno` it left.
 ///
-/// Internal: at the public boundary it becomes a ``LocationError`` (``LocationError/Code/resourceUnavailable``
-/// for a resource the system refused, ``LocationError/Code/gpsdUnavailable`` for a connection that could not be
-/// made, ``LocationError/Code/connectionLost`` for one that broke), carrying the number in
-/// ``LocationError/errorNumber``.
+/// Internal: the layers above turn it into their public error (`locationError(_:_:)`, beside `LocationError`),
+/// carrying the number.
 package struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The call, as in `pipe` or `connect`.
     var function: String
@@ -20,9 +18,4 @@ package struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// `pipe: Too many open files`.
     package var description: String { "\(function): \(text)" }
-
-    /// This failure as the public error, with `code` and a sentence that says what was being done.
-    func locationError(_ code: LocationError.Code, _ doing: String) -> LocationError {
-        LocationError(code, "\(doing): \(description)", errorNumber: number)
-    }
 }

@@ -13,7 +13,7 @@ package final class GPSDSessionSource: LocationSource {
     let resources: SessionResources
 
     package init(
-        server: GPSDServer, connectTimeout: Duration = LocationManager.defaultConnectTimeout,
+        server: GPSDServer, connectTimeout: Duration = GPSDServer.defaultConnectTimeout,
         resources: SessionResources = .system
     ) {
         self.server = server

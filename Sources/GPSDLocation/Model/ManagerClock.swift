@@ -1,7 +1,8 @@
 import Dispatch
 import FoundationEssentials
 
-/// Monotonic time and timers for ``LocationManager``: the real one by default, a manual one in tests.
+/// Monotonic time and timers, for ``LocationManager`` and the pacing of a replay: the real one by default, a
+/// manual one in tests.
 package protocol ManagerClock: Sendable {
     /// Monotonic time since an arbitrary origin.
     var now: Duration { get }
