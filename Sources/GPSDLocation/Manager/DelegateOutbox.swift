@@ -1,3 +1,5 @@
+import GPSDCore
+
 /// The delegate calls a ``LocationManager`` has decided and not yet made, oldest first: queued under the
 /// manager's lock as the state machine decides them, made one per block on the delegate queue. So the delegate
 /// hears of fixes and failures in the order they were decided, whichever threads decided them.

@@ -1,5 +1,7 @@
 public import Dispatch
 public import FoundationEssentials
+import GPSDCore
+import GPSDSystem
 public import Logging
 
 /// Delivers fixes from gpsd, or from a recording, to a delegate: the CoreLocation model on Linux.

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GPSDCore
 
 extension LocationManagerStateMachine {
     /// An event of session `number`, at monotonic time `now`, as the wall clock and the monotonic clock have it

@@ -1,3 +1,5 @@
+import GPSDCore
+
 extension LocationManagerStateMachine {
     /// Opens a session when something wants one, closes it when nothing does: every change of demand ends here.
     mutating func reconcile() -> [Action] {

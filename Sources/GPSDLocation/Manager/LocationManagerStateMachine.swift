@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GPSDCore
 
 /// The logic of ``LocationManager`` apart from its lock and threads, and the one place that decides whether the
 /// source runs. Every input is a method that returns what to do; the manager does it after unlocking.

@@ -1,3 +1,5 @@
+import GPSDSystem
+
 /// An error from a ``LocationManager`` or ``AsyncLocationManager``.
 ///
 /// Switch over ``code``; new codes may be added, so include a `default` case. Where a system call failed

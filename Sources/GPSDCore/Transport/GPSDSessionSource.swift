@@ -1,4 +1,5 @@
 import Glibc
+import GPSDSystem
 
 /// Reports from a live gpsd, on a thread of its own per session.
 ///

@@ -6,12 +6,18 @@ import Glibc
 /// carrying the number.
 package struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The call, as in `pipe` or `connect`.
-    var function: String
+    package var function: String
     /// The `errno` value it failed with.
-    var number: Int32
+    package var number: Int32
+
+    /// The failure of `function` with `errno` `number`.
+    package init(function: String, number: Int32) {
+        self.function = function
+        self.number = number
+    }
 
     /// `strerror`'s text for ``number``.
-    var text: String {
+    package var text: String {
         // glibc's strerror is thread-safe since 2.32: known numbers give constant texts.
         strerror(number).map { String(cString: $0) } ?? "error \(number)"
     }
