@@ -181,9 +181,3 @@ for target in package.targets where target.type != .system && target.name != "CL
     target.swiftSettings = settings
 }
 package.swiftLanguageModes = [.v6]
-
-// The DocC catalogue, built by Scripts/docs: the documentation plugin joins the package only then, so a package
-// that depends on GPSDLocation does not fetch it.
-if Context.environment["GPSDLOCATION_DOCS"] != nil {
-    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
-}
