@@ -1,8 +1,8 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// Linux only: gpsd and its libgps are Linux's, and the System layer calls Linux (glibc) directly. A build
-// elsewhere stops at Sources/GPSDLocation/System/Syscall.swift with a message saying so.
+// Linux only: gpsd and its libgps are Linux's, and the system layer calls Linux (glibc) directly. A build
+// elsewhere stops at Sources/GPSDSystem/Syscall.swift with a message saying so.
 let package = Package(
     name: "GPSDLocation",
     products: [
@@ -40,11 +40,18 @@ let package = Package(
         // The GNU extensions of glibc that Swift's Glibc module leaves out (pipe2, thread names, gettid).
         .target(name: "CLinux"),
 
-        // MARK: - Library
+        // MARK: - Library: three layers, each using only the ones below it (Documentation/Architecture.md)
 
+        // The calls into Linux: system calls that throw SystemError, a joinable thread, socket addresses, the lock.
+        .target(name: "GPSDSystem", dependencies: ["CLinux"]),
+        // gpsd's protocol and the libgps boundary, the values users see (Location, LocationError, GPSDServer, …),
+        // and the sessions that produce reports (a live gpsd, a recording).
+        .target(name: "GPSDCore", dependencies: ["GPSDSystem", "CGPS"]),
+        // The manager, the async bridge and geofences. It re-exports GPSDCore (Exports.swift), so that
+        // `import GPSDLocation` is the one import users need.
         .target(
             name: "GPSDLocation",
-            dependencies: ["CGPS", "CLinux", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GPSDCore", "GPSDSystem", .product(name: "Logging", package: "swift-log")]
         ),
 
         // MARK: - Command-line tool
@@ -55,6 +62,7 @@ let package = Package(
             name: "WhereAmICore",
             dependencies: [
                 "GPSDLocation",
+                "GPSDSystem",   // the thread that reads forwarded signals
                 "CLinux",   // its signal forwarding
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -82,7 +90,7 @@ let package = Package(
         // What each fuzz target checks of one input; the fuzz targets below and FuzzCheckTests run it.
         .target(
             name: "FuzzChecks",
-            dependencies: ["GPSDLocation", "WhereAmICore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["GPSDCore", "WhereAmICore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Fuzz/Checks"
         ),
 
@@ -91,7 +99,7 @@ let package = Package(
         .target(
             name: "GPSDTestSupport",
             dependencies: [
-                "GPSDLocation",
+                "GPSDLocation", "GPSDSystem",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
@@ -100,7 +108,8 @@ let package = Package(
         .testTarget(
             name: "GPSDLocationTests",
             dependencies: [
-                "GPSDLocation", "GPSDTestSupport", .product(name: "Logging", package: "swift-log"),
+                "GPSDLocation", "GPSDCore", "GPSDSystem", "GPSDTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -112,7 +121,7 @@ let package = Package(
         // Against a real gpsd, fed by gpsfake.
         .testTarget(
             name: "GPSDLocationLiveTests",
-            dependencies: ["GPSDLocation", "GPSDTestSupport"]
+            dependencies: ["GPSDLocation", "GPSDSystem", "GPSDTestSupport"]
         ),
         // Each sample as a process, against a real gpsd (gpsfake), its output read back with a real parser.
         .testTarget(
@@ -172,9 +181,3 @@ for target in package.targets where target.type != .system && target.name != "CL
     target.swiftSettings = settings
 }
 package.swiftLanguageModes = [.v6]
-
-// The DocC catalogue, built by Scripts/docs: the documentation plugin joins the package only then, so a package
-// that depends on GPSDLocation does not fetch it.
-if Context.environment["GPSDLOCATION_DOCS"] != nil {
-    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
-}

@@ -1,6 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
-import GPSDLocation
+import GPSDCore
 import WhereAmICore
 
 /// What each fuzz target does with one input: feed it to a parser the way outside bytes reach it, then hold what

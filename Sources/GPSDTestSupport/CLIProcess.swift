@@ -1,5 +1,6 @@
 package import Foundation
 import GPSDLocation
+import GPSDSystem
 import Subprocess
 import SystemPackage
 

@@ -2,6 +2,7 @@ import Foundation
 package import GPSDLocation
 
 #if canImport(Glibc)
+import GPSDSystem
 import Glibc
 #endif
 

@@ -1,4 +1,4 @@
-package import GPSDLocation
+package import GPSDSystem
 
 /// Tasks waiting for a count kept by a test double (timers sleeping, sessions opened) to reach a level: how a
 /// test awaits an event it can observe instead of wall-clock time.

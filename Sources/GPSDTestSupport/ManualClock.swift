@@ -1,4 +1,5 @@
 import GPSDLocation
+import GPSDSystem
 
 
 /// A `Clock` that moves only when a test calls ``advance(by:)``. Sleepers are observable: a test awaits

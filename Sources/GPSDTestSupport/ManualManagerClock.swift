@@ -1,5 +1,6 @@
 import Foundation
 package import GPSDLocation
+import GPSDSystem
 
 /// A ``ManagerClock`` that moves only when the test says so; due timers run synchronously in ``advance(by:)``.
 package final class ManualManagerClock: ManagerClock {

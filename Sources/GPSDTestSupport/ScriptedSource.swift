@@ -1,4 +1,5 @@
 package import GPSDLocation
+import GPSDSystem
 
 /// A ``LocationSource`` a test drives by hand: every event is delivered synchronously, on the test's thread,
 /// by ``send(_:)``, to the newest session. It counts sessions opened and closed and held-fix requests, lets a

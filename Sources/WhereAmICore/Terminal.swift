@@ -2,6 +2,7 @@ import CLinux
 import FoundationEssentials
 import Glibc
 import GPSDLocation
+import GPSDSystem
 import Synchronization
 
 /// Standard output, written with write(2) so every record reaches a pipe at once (no stdio buffering).

@@ -1,3 +1,6 @@
+import GPSDCore
+import GPSDSystem
+
 extension AsyncLocationManager {
     /// Fixes as they come, until the consumer stops iterating, its task is
     /// cancelled, or ``stop()`` is called.

@@ -1,4 +1,6 @@
 public import FoundationEssentials
+import GPSDCore
+import GPSDSystem
 
 /// async/await on top of ``LocationManager``: one fix with ``requestLocation(timeout:maximumAge:desiredAccuracy:)``,
 /// a stream of fixes with ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``.

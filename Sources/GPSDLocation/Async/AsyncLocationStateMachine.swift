@@ -1,3 +1,5 @@
+import GPSDCore
+
 /// The bookkeeping of ``AsyncLocationManager``: what is its own, not the manager's. Pending requests'
 /// continuations and timers, live update streams and satellite streams. Whether gpsd is watched is the
 /// ``LocationManager``'s decision, through the subscriptions each request and stream holds.

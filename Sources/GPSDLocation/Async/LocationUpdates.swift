@@ -1,3 +1,4 @@
+import GPSDCore
 import Synchronization
 
 /// Fixes as they come, for one consumer: what ``AsyncLocationManager/updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``

@@ -1,3 +1,5 @@
+import GPSDCore
+
 /// A region's state as a ``GeofenceMonitor`` decided it: the region's initial state when it was added, or a change.
 ///
 /// Every region added to a monitor gets exactly one initial event (``isInitial``), as `CLMonitor` reports an

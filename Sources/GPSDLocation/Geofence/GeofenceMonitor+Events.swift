@@ -1,3 +1,6 @@
+import GPSDCore
+import GPSDSystem
+
 extension GeofenceMonitor {
     /// The events decided from now on, for one consumer: each call makes a new sequence.
     ///

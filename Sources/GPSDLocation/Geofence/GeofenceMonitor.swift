@@ -1,3 +1,6 @@
+import GPSDCore
+import GPSDSystem
+
 /// Watches circular regions and tells when the receiver enters or leaves them: CoreLocation's `CLMonitor`, for
 /// ``GeofenceRegion``s, fed with ``Location``s.
 ///

@@ -1,3 +1,5 @@
+import GPSDCore
+
 /// A circle on the Earth's surface to watch: a centre and a radius in metres, named by an identifier.
 ///
 /// Like CoreLocation's `CLCircularRegion`. A region is checked when it is made (and when it is decoded): its

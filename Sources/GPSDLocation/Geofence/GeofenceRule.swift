@@ -1,3 +1,5 @@
+import GPSDCore
+
 /// What one fix decides about one region: ``GeofenceMonitor``'s decision rule, without state.
 ///
 /// A fix decides ``GeofenceState/inside`` when its whole accuracy circle lies within `radius - hysteresis / 2`,

@@ -1,3 +1,5 @@
+import GPSDCore
+
 /// The regions a ``GeofenceMonitor`` watches and their states: every input (a region added or removed, a fix) is a
 /// mutating call that returns the events it decided. No locks, no clocks, no delivery: the monitor holds it under
 /// its lock and passes in the time.

@@ -1,3 +1,5 @@
+import GPSDCore
+
 /// Deliveries decided under a lock and made outside it, in the order they were decided, whichever threads
 /// decided them: the one ordered-delivery type of the delegate's calls (``LocationManager``), the async bridge's
 /// streams (``AsyncLocationManager``) and the geofence monitor's subscribers (``GeofenceMonitor``).

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GPSDCore
 
 /// What the reports of the current sessions add up to: one fix per receiver epoch (``EpochCoalescer``), each
 /// completed by its epoch's GST, the newest fix and satellite count, and the statistics of what was not passed

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GPSDCore
 /// Turns gpsd's several TPVs per epoch into one fix per epoch, in order.
 ///
 /// gpsd sends a TPV for each sentence of an epoch that changes something (RMC, then GGA adds altitude, …).

@@ -1,5 +1,7 @@
 import Dispatch
 import FoundationEssentials
+import GPSDCore
+import GPSDSystem
 import Logging
 
 // The package side of ``LocationManager``: subscriptions for the async bridge, observers, and carrying out what

@@ -1,5 +1,7 @@
 public import Dispatch
 public import FoundationEssentials
+import GPSDCore
+import GPSDSystem
 public import Logging
 
 /// Delivers fixes from gpsd, or from a recording, to a delegate: the CoreLocation model on Linux.
@@ -29,7 +31,7 @@ public final class LocationManager: Sendable {
     /// receiver to get its first fix.
     public static let defaultRequestTimeout: Duration = .seconds(30)
     /// How long a connection to gpsd may take before the attempt counts as failed: 5 seconds.
-    public static let defaultConnectTimeout: Duration = .seconds(5)
+    public static let defaultConnectTimeout: Duration = GPSDServer.defaultConnectTimeout
     /// How long without any report before ``status`` is ``LocationStatus/stale(silentFor:)``: 5 seconds.
     public static let defaultStaleTimeout: Duration = .seconds(5)
 

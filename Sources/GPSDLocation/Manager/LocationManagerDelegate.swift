@@ -1,3 +1,5 @@
+import GPSDCore
+
 /// Receives fixes and errors from a ``LocationManager``, as `CLLocationManagerDelegate` does.
 ///
 /// Methods are called on the manager's ``LocationManager/delegateQueue``, one at a time, in order.

@@ -1,3 +1,5 @@
+import GPSDCore
+
 // The consumers' inputs: the delegate's updates and requests, the async bridge's subscriptions, observers.
 extension LocationManagerStateMachine {
     // MARK: The delegate

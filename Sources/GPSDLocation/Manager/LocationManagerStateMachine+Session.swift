@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GPSDCore
 
 // The session's inputs: its opening and closing reported back, its timers, and what it reads.
 extension LocationManagerStateMachine {

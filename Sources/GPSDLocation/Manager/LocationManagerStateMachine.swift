@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GPSDCore
 
 /// The logic of ``LocationManager`` apart from its lock and threads: three parts, each a value with its own
 /// state and results, and this machine, which hands each input to the part it concerns and turns the part's

@@ -1,4 +1,6 @@
 import Logging
+import GPSDCore
+import GPSDSystem
 
 /// A ``LocationManager``'s state and the one lock that guards it: the only place that takes the lock (as
 /// `ChannelStorage` is in swift-async-algorithms). What is decided under it comes back as actions, which the

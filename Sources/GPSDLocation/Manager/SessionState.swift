@@ -1,3 +1,5 @@
+import GPSDCore
+
 // The states of a session's life, one struct a state: each is built from the state before it, so a transition
 // the diagram does not draw cannot be written.
 extension SessionStateMachine {

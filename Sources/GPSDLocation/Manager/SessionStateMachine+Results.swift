@@ -1,3 +1,5 @@
+import GPSDCore
+
 // What the session machine's inputs return: each input its own result, saying what it can cause.
 extension SessionStateMachine {
     /// A timer to start: the machine is told ``reconnectTimerFired(_:wanted:)`` or ``watchdogFired(_:now:)``

@@ -1,3 +1,5 @@
+import GPSDCore
+
 /// The life of the source's sessions: opening, open, closing, and waiting out a backoff before the next; and the
 /// watchdog that notices an open session gone silent. A value, changed only by its inputs: each returns what it
 /// causes, and ``LocationManagerStateMachine`` carries that to the other parts and to the manager.

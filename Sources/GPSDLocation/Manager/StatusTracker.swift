@@ -1,3 +1,5 @@
+import GPSDCore
+
 /// The ``LocationStatus`` of a manager, from what its sessions report: each input returns the new status if it
 /// changed, `nil` if not.
 struct StatusTracker {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GPSDCore
 
 /// A consumer's claim on the manager's fixes. The source runs while any subscription is live; each is given
 /// back exactly once (``LocationManager/unsubscribe(_:)``, or by the manager when it ends it).

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GPSDCore
 
 extension SubscriptionTable {
     /// What a fix means for the subscriptions.

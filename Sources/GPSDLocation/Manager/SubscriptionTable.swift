@@ -1,4 +1,5 @@
 import FoundationEssentials
+import GPSDCore
 
 /// Who wants fixes, and what each has been given: the delegate's updates and request, the async bridge's
 /// requests and streams, their reservations, filters and held epochs, and the observers. A value: each input

@@ -1,5 +1,6 @@
 import Foundation
-@testable import GPSDLocation
+@testable import GPSDCore
+import GPSDLocation
 import Testing
 
 /// What the decoder does with values that cannot be true: a position drops the fix, anything else is left out,

@@ -1,4 +1,5 @@
 import GPSDLocation
+import GPSDSystem
 import GPSDTestSupport
 
 /// Coordinates so many metres north and east of a centre, for scripting tracks: degrees per metre measured with

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GPSDLocation
+import GPSDSystem
 import GPSDTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @testable import GPSDLocation
+import GPSDSystem
 import GPSDTestSupport
 import Testing
 

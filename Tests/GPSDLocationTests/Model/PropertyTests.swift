@@ -1,5 +1,6 @@
 import Foundation
-@testable import GPSDLocation
+@testable import GPSDCore
+import GPSDLocation
 import PropertyBased
 import Testing
 

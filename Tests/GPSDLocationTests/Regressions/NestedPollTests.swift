@@ -1,4 +1,5 @@
-@testable import GPSDLocation
+@testable import GPSDCore
+import GPSDLocation
 import GPSDTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import GPSDLocation
+import GPSDSystem
 
 /// One call a ``LocationManager`` made on its delegate.
 enum DelegateEvent: Sendable, Equatable, CustomStringConvertible {

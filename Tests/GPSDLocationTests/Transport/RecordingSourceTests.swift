@@ -1,5 +1,6 @@
 import Foundation
-@testable import GPSDLocation
+@testable import GPSDCore
+import GPSDLocation
 import GPSDTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Synchronization
+@testable import GPSDCore
 @testable import GPSDLocation
 import Testing
 

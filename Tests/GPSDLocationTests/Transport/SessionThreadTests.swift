@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
-@testable import GPSDLocation
+@testable import GPSDCore
+import GPSDLocation
+import GPSDSystem
 import GPSDTestSupport
 import Testing
 

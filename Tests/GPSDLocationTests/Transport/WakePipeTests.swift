@@ -1,4 +1,5 @@
-@testable import GPSDLocation
+@testable import GPSDCore
+import GPSDLocation
 import Testing
 
 /// ``WakePipe``: the wait a reader thread blocks in, and its timeouts.

@@ -1,14 +1,14 @@
-import Glibc
+package import Glibc
 
 /// An address to connect a TCP socket to, as `getaddrinfo` gives it.
-struct SocketAddress: Sendable {
-    var family: Int32
+package struct SocketAddress: Sendable {
+    package var family: Int32
     private var storage: [UInt8]
 
     /// The addresses of `host` for TCP `port`, in the resolver's order of preference (IPv6 and IPv4 for
     /// `localhost`). Looking up a name blocks for as long as the system's resolver allows.
     /// - Throws: a text saying why the name did not resolve.
-    static func resolve(host: String, port: UInt16) throws(ResolveError) -> [SocketAddress] {
+    package static func resolve(host: String, port: UInt16) throws(ResolveError) -> [SocketAddress] {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG
@@ -35,12 +35,12 @@ struct SocketAddress: Sendable {
     }
 
     /// Calls `body` with the address as the C API wants it.
-    func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+    package func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         storage.withUnsafeBytes { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count)) }
     }
 
-    struct ResolveError: Error {
-        var reason: String
-        var errorNumber: Int32?
+    package struct ResolveError: Error {
+        package var reason: String
+        package var errorNumber: Int32?
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import GPSDSystem
 
 /// Reports from a live gpsd, on a thread of its own per session.
 ///
@@ -13,7 +14,7 @@ package final class GPSDSessionSource: LocationSource {
     let resources: SessionResources
 
     package init(
-        server: GPSDServer, connectTimeout: Duration = LocationManager.defaultConnectTimeout,
+        server: GPSDServer, connectTimeout: Duration = GPSDServer.defaultConnectTimeout,
         resources: SessionResources = .system
     ) {
         self.server = server

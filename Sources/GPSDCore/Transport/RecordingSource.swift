@@ -1,7 +1,8 @@
-import FoundationEssentials
+package import FoundationEssentials
+import GPSDSystem
 
 /// What a ``RecordingSource`` replays: a file, or its contents in memory (a recording built into a program).
-enum Recording: Sendable {
+package enum Recording: Sendable {
     case file(URL)
     case contents([UInt8], name: String)
 
@@ -17,22 +18,22 @@ enum Recording: Sendable {
 /// Replays a recording: gpsd JSON reports, one per line, as `gpspipe -w` writes them. Each line is parsed by
 /// libgps (``ReportDecoder``); lines that are not reports are skipped and counted. Each session reads the
 /// recording from its start, on a thread of its own (``ReportReader``), paced by ``ReplayPacer``.
-final class RecordingSource: LocationSource {
+package final class RecordingSource: LocationSource {
     let recording: Recording
     let pace: ReplayPace
     let resources: SessionResources
 
-    init(_ recording: Recording, pace: ReplayPace, resources: SessionResources = .system) {
+    package init(_ recording: Recording, pace: ReplayPace, resources: SessionResources = .system) {
         self.recording = recording
         self.pace = pace
         self.resources = resources
     }
 
-    convenience init(url: URL, pace: ReplayPace, resources: SessionResources = .system) {
+    package convenience init(url: URL, pace: ReplayPace, resources: SessionResources = .system) {
         self.init(.file(url), pace: pace, resources: resources)
     }
 
-    func openSession(_ handler: @escaping @Sendable ([SourceEvent]) -> Void) throws(LocationError) -> any SourceSession {
+    package func openSession(_ handler: @escaping @Sendable ([SourceEvent]) -> Void) throws(LocationError) -> any SourceSession {
         let (recording, pace) = (recording, pace)
         return try ReportReader.start(name: "replay", resources: resources, to: handler) {
             reader throws(LocationError) in

@@ -13,6 +13,9 @@ import Glibc
 public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
     /// gpsd's registered port.
     public static let defaultPort: UInt16 = 2947
+    /// How long a connection to gpsd may take before the attempt counts as failed, unless told otherwise:
+    /// 5 seconds (``LocationManager/defaultConnectTimeout``).
+    package static let defaultConnectTimeout: Duration = .seconds(5)
 
     /// `localhost:2947`, all receivers.
     public static let `default` = GPSDServer()

@@ -1,7 +1,8 @@
 import Dispatch
 import FoundationEssentials
 
-/// Monotonic time and timers for ``LocationManager``: the real one by default, a manual one in tests.
+/// Monotonic time and timers, for ``LocationManager`` and the pacing of a replay: the real one by default, a
+/// manual one in tests.
 package protocol ManagerClock: Sendable {
     /// Monotonic time since an arbitrary origin.
     var now: Duration { get }
@@ -14,7 +15,7 @@ package protocol ManagerClock: Sendable {
 extension Duration {
     /// In seconds, as a `Double` (for `Date` arithmetic). Any duration: one beyond `Int64.max` seconds either
     /// way (a `Duration` holds more), whose ``components`` would trap, is divided instead.
-    var timeInterval: Double {
+    package var timeInterval: Double {
         guard self < .seconds(Int64.max), self > .seconds(Int64.min) else { return self / .seconds(1) }
         return Double(components.seconds) + Double(components.attoseconds) * 1e-18
     }

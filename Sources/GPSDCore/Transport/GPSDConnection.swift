@@ -1,4 +1,5 @@
 import Glibc
+import GPSDSystem
 
 /// One TCP connection to gpsd, made and used by one reader thread and closed when it goes.
 ///

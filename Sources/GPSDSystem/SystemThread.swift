@@ -35,11 +35,11 @@ package final class SystemThread: Sendable {
     }
 
     /// Whether the caller is running on this thread.
-    var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
+    package var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
     /// Waits until the thread has ended (or, on the thread itself, lets it end when it returns). Once only:
     /// later calls, and calls after ``detach()``, return at once.
-    func join() {
+    package func join() {
         let current = isCurrent
         let first = disposal.withLock { disposal -> Bool in
             guard disposal == .running else { return false }
@@ -75,9 +75,9 @@ package final class SystemThread: Sendable {
 }
 
 /// The kernel's id of the calling thread, as `/proc/self/task/<id>` names it.
-func currentKernelThreadID() -> Int32 { clinux_gettid() }
+package func currentKernelThreadID() -> Int32 { clinux_gettid() }
 
 extension SystemThread {
     /// The calling thread's POSIX id, to recognise it later (a delegate callback running on it, say).
-    static var currentID: UInt { UInt(pthread_self()) }
+    package static var currentID: UInt { UInt(pthread_self()) }
 }

@@ -1,3 +1,5 @@
+import GPSDSystem
+
 /// An error from a ``LocationManager`` or ``AsyncLocationManager``.
 ///
 /// Switch over ``code``; new codes may be added, so include a `default` case. Where a system call failed
@@ -76,4 +78,15 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
 
     /// `code: message`, e.g. `gpsd unavailable: cannot connect to gpsd at localhost:2947: …`.
     public var description: String { "\(code): \(message)" }
+}
+
+extension SystemError {
+    /// This failure as the public error, with `code` and a sentence that says what was being done:
+    /// ``LocationError/Code/resourceUnavailable`` for a resource the system refused,
+    /// ``LocationError/Code/gpsdUnavailable`` for a connection that could not be made,
+    /// ``LocationError/Code/connectionLost`` for one that broke. It carries the number in
+    /// ``LocationError/errorNumber``.
+    func locationError(_ code: LocationError.Code, _ doing: String) -> LocationError {
+        LocationError(code, "\(doing): \(description)", errorNumber: number)
+    }
 }

@@ -1,3 +1,4 @@
+import GPSDSystem
 import Synchronization
 
 /// What a session's thread takes from the system besides the thread: the pipe that wakes it. Tests make it fail.

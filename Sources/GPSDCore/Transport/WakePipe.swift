@@ -1,4 +1,5 @@
 import Glibc
+import GPSDSystem
 
 /// A pipe that wakes a thread blocked in poll(2): how a reader thread learns that its session is closing, or
 /// that a command is waiting to be sent, without timeouts or busy loops. Also an interruptible sleep.
