@@ -78,8 +78,7 @@ struct TelemetryService: Service {
                 try await withGracefulShutdownHandler {
                     for try await fix in fixes { log.append(fix.jsonText) }
                 } onGracefulShutdown: {
-                    // stop() waits for the session's thread to end: not on the handler's caller.
-                    Thread.detachNewThread { gps.stop() }
+                    Task { await gps.stop() }   // the handler cannot wait; the loop ends once the stop has ended it
                 }
             } catch {
                 failure = error

@@ -79,7 +79,7 @@ extension WhereAmI {
                 case .deadline: break
                 case .signal:
                     // Ends the stream after the epoch it holds: the writer records it, then writes the footer.
-                    gps.stop()
+                    await gps.stop()
                 case .written(let writer, let error):
                     (final, failure) = (writer, error)
                     break loop
