@@ -20,8 +20,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Tests only: starting, signalling and reaping gpsfake, whereami, gpspipe and python.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        // whereami and the samples write their output with its FileDescriptor.writeAll (write(2), retried).
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
-        // Samples only: TelemetryLogger and TrackRecorder stop cleanly on SIGTERM/SIGINT with a ServiceGroup.
+        // whereami and the samples: SIGTERM/SIGINT as an AsyncSequence (UnixSignals); TelemetryLogger and
+        // TrackRecorder stop cleanly with a ServiceGroup.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Samples only: FleetHealth writes its gauges in Prometheus's text format.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -55,8 +57,9 @@ let package = Package(
             name: "WhereAmICore",
             dependencies: [
                 "GPSDLocation",
-                "CLinux",   // its signal forwarding
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             // The demo recording is built into the program (PackageResources.drive_gpsd_json), so a copied binary
             // runs --demo with nothing beside it.

@@ -22,6 +22,14 @@ public final class AsyncLocationManager: Sendable {
     /// How long ``requestLocation(timeout:maximumAge:desiredAccuracy:)`` waits unless told: 30 seconds.
     public static let defaultTimeout: Duration = .seconds(30)
 
+    /// The timeout that never comes: ``requestLocation(timeout:maximumAge:desiredAccuracy:)`` given it waits as
+    /// long as it takes. It is a century; any longer timeout means the same, and none sets a timer.
+    ///
+    /// ```swift
+    /// let fix = try await gps.requestLocation(timeout: AsyncLocationManager.noTimeout)
+    /// ```
+    public static let noTimeout: Duration = .never
+
     /// The default buffering of ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``: the newest 16
     /// fixes, so a consumer that falls behind skips old fixes instead of growing memory.
     public static let defaultBufferingPolicy: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy =
@@ -76,8 +84,7 @@ public final class AsyncLocationManager: Sendable {
     /// let fix = try await gps.requestLocation(timeout: .seconds(5), desiredAccuracy: 10)
     /// ```
     /// - Parameters:
-    ///   - timeout: how long to wait; a century or more (`Duration.seconds(_:)` of
-    ///     `Int64.max`, say) waits without limit.
+    ///   - timeout: how long to wait; ``noTimeout`` (a century, or any longer duration) waits without limit.
     ///   - maximumAge: how old a fix may be to be returned without waiting; `nil` waits for a new one.
     ///   - desiredAccuracy: the horizontal accuracy in metres a fix must have; a fix of unknown accuracy does
     ///     not qualify. `nil` takes any.

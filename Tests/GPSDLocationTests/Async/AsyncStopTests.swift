@@ -60,4 +60,17 @@ struct AsyncStopTests {
         #expect(!rig.source.isRunning, "the session closed before stop() returned")
         for try await _ in updates { Issue.record("no fix was sent") }
     }
+
+    @Test func noTimeoutSetsNoTimerAndWaitsAsLongAsItTakes() async {
+        let rig = AsyncRig()
+        let request = rig.request(timeout: AsyncLocationManager.noTimeout)
+        await rig.source.waitForOpening()
+        while rig.gps.manager.subscriptionCount < 1, !Task.isCancelled { await Task.yield() }
+        for _ in 0..<100 { await Task.yield() }   // time for a timer to start sleeping, had one been set
+        #expect(rig.clock.sleeperCount == 0, "no timer for a timeout that never comes")
+        rig.clock.advance(by: AsyncLocationManager.noTimeout * 2)
+        let fix = Location.sample(second: 1)
+        #expect(rig.source.send(fix))
+        #expect(await request.value == .fix(fix))
+    }
 }
