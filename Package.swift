@@ -71,10 +71,13 @@ let package = Package(
         // What every sample shares: where the fixes come from (gpsd, or a recording), as an @OptionGroup.
         .target(
             name: "SampleSupport",
-            dependencies: ["GPSDLocation", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "GPSDLocation", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             path: "Samples/SampleSupport"
         ),
-        sample("TelemetryLogger", lifecycle),
+        sample("TelemetryLogger", lifecycle + [.product(name: "SystemPackage", package: "swift-system")]),
         sample("TrackRecorder", lifecycle),
         sample("GeofenceWatcher"),
         sample("RobotPose"),

@@ -98,11 +98,7 @@ struct TelemetryService: Service {
 /// machine's clock), what, and the library's words for it.
 enum StatusLine {
     static func make(_ state: String, message: String) -> String {
-        #"{"event":"status","at":\#(quoted(GPSDTime.string(from: .now) ?? "")),"state":\#(quoted(state)),"#
-            + #""message":\#(quoted(message))}"#
-    }
-
-    private static func quoted(_ text: String) -> String {
-        String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
+        #"{"event":"status","at":\#(JSONText.quoted(GPSDTime.string(from: .now) ?? "")),"#
+            + #""state":\#(JSONText.quoted(state)),"message":\#(JSONText.quoted(message))}"#
     }
 }
