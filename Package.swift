@@ -184,3 +184,22 @@ package.swiftLanguageModes = [.v6]
 if Context.environment["GPSDLOCATION_DOCS"] != nil {
     package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
 }
+
+// Scripts/check-public-api builds whereami's and the samples' sources in a package of its own that depends on this
+// one by path and sees only its library. For that package, this one declares the library alone (its product and the
+// targets it is built from), so that no target's name is declared twice in the graph.
+if Context.environment["GPSDLOCATION_LIBRARY_ONLY"] != nil {
+    package.products.removeAll { !($0 is Product.Library) }
+    var needed = Set(package.products.compactMap { $0 as? Product.Library }.flatMap(\.targets))
+    var unvisited = Array(needed)
+    while let name = unvisited.popLast() {
+        for dependency in package.targets.first(where: { $0.name == name })?.dependencies ?? [] {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _):
+                if needed.insert(name).inserted { unvisited.append(name) }
+            default: break
+            }
+        }
+    }
+    package.targets.removeAll { !needed.contains($0.name) }
+}
