@@ -20,8 +20,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Tests only: starting, signalling and reaping gpsfake, whereami, gpspipe and python.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        // whereami and the samples write their output with its FileDescriptor.writeAll (write(2), retried).
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
-        // Samples only: TelemetryLogger and TrackRecorder stop cleanly on SIGTERM/SIGINT with a ServiceGroup.
+        // whereami and the samples: SIGTERM/SIGINT as an AsyncSequence (UnixSignals); TelemetryLogger and
+        // TrackRecorder stop cleanly with a ServiceGroup.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Samples only: FleetHealth writes its gauges in Prometheus's text format.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -62,9 +64,9 @@ let package = Package(
             name: "WhereAmICore",
             dependencies: [
                 "GPSDLocation",
-                "GPSDSystem",   // the thread that reads forwarded signals
-                "CLinux",   // its signal forwarding
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             // The demo recording is built into the program (PackageResources.drive_gpsd_json), so a copied binary
             // runs --demo with nothing beside it.
@@ -76,10 +78,13 @@ let package = Package(
         // What every sample shares: where the fixes come from (gpsd, or a recording), as an @OptionGroup.
         .target(
             name: "SampleSupport",
-            dependencies: ["GPSDLocation", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "GPSDLocation", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             path: "Samples/SampleSupport"
         ),
-        sample("TelemetryLogger", lifecycle),
+        sample("TelemetryLogger", lifecycle + [.product(name: "SystemPackage", package: "swift-system")]),
         sample("TrackRecorder", lifecycle),
         sample("GeofenceWatcher"),
         sample("RobotPose"),
@@ -181,3 +186,21 @@ for target in package.targets where target.type != .system && target.name != "CL
     target.swiftSettings = settings
 }
 package.swiftLanguageModes = [.v6]
+// Scripts/check-public-api builds whereami's and the samples' sources in a package of its own that depends on this
+// one by path and sees only its library. For that package, this one declares the library alone (its product and the
+// targets it is built from), so that no target's name is declared twice in the graph.
+if Context.environment["GPSDLOCATION_LIBRARY_ONLY"] != nil {
+    package.products.removeAll { !($0 is Product.Library) }
+    var needed = Set(package.products.compactMap { $0 as? Product.Library }.flatMap(\.targets))
+    var unvisited = Array(needed)
+    while let name = unvisited.popLast() {
+        for dependency in package.targets.first(where: { $0.name == name })?.dependencies ?? [] {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _):
+                if needed.insert(name).inserted { unvisited.append(name) }
+            default: break
+            }
+        }
+    }
+    package.targets.removeAll { !needed.contains($0.name) }
+}

@@ -64,15 +64,12 @@ struct GeofenceWatcher: AsyncParsableCommand {
     }
 
     static func jsonLine(_ event: GeofenceMonitor<ContinuousClock>.Event) -> String {
-        var fields = [("region", quoted(event.identifier)), ("state", quoted(event.state.rawValue)),
-                      ("previous", quoted(event.previousState.rawValue)), ("initial", "\(event.isInitial)")]
+        var fields = [("region", JSONText.quoted(event.identifier)), ("state", JSONText.quoted(event.state.rawValue)),
+                      ("previous", JSONText.quoted(event.previousState.rawValue)), ("initial", "\(event.isInitial)")]
         if let location = event.location { fields.append(("location", location.jsonText)) }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    private static func quoted(_ text: String) -> String {
-        String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
-    }
 }
 
 /// `name:lat,lon,radius`, checked as the library checks a region.

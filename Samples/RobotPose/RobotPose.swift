@@ -5,9 +5,10 @@ import SampleSupport
 import Synchronization
 
 /// Publishes NavSatFix-style messages at a fixed rate (5 Hz by default) from whatever rate the receiver has
-/// (1 Hz, say), one NDJSON line each. Each message says how old its fix is and whether it is the fix's first
-/// publication (`new`) or a `repeat`; a fix older than --stale-after is never published as a position: the
-/// message is then `stale` (or `none` before any fix) with ROS's STATUS_NO_FIX.
+/// (1 Hz, say), one NDJSON line each. Each message says how old its fix is, which receiver it came from (gpsd's
+/// device, when known) and whether it is the fix's first publication (`new`) or a `repeat`; a fix older than
+/// --stale-after is never published as a position: the message is then `stale` (or `none` before any fix) with
+/// ROS's STATUS_NO_FIX.
 @main
 struct RobotPose: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Publish NavSatFix messages at a fixed rate.")
@@ -95,9 +96,11 @@ struct Publisher {
 
     mutating func message(for fix: Location?) -> String {
         sequence += 1
-        var fields: [(String, String)] = [("seq", "\(sequence)"), ("published", quoted(GPSDTime.string(from: .now) ?? ""))]
+        var fields: [(String, String)] = [
+            ("seq", "\(sequence)"), ("published", JSONText.quoted(GPSDTime.string(from: .now) ?? "")),
+        ]
         guard let fix, let arrival = fix.arrival?.instant else {
-            fields.append(("state", quoted("none")))
+            fields.append(("state", JSONText.quoted("none")))
             return object(fields + navSatFields(.noFix()))
         }
         let isNew = published.map { $0.timestamp != fix.timestamp || $0.device != fix.device } ?? true
@@ -105,18 +108,20 @@ struct Publisher {
         let age = arrival.duration(to: .now)
         let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) * 1e-18
         fields.append(("age", String(format: "%.3f", seconds)))
+        // Whatever gpsd or a recording calls the receiver, escaped: a name can hold quotes or a terminal's commands.
+        if let device = fix.device { fields.append(("device", JSONText.quoted(device))) }
         if age > staleAfter {
-            fields.append(("state", quoted("stale")))
-            fields.append(("stamp", fix.timestamp.flatMap(GPSDTime.string(from:)).map(quoted) ?? "null"))
+            fields.append(("state", JSONText.quoted("stale")))
+            fields.append(("stamp", fix.timestamp.flatMap(GPSDTime.string(from:)).map(JSONText.quoted) ?? "null"))
             return object(fields + navSatFields(.noFix(at: fix.timestamp)))
         }
-        fields.append(("state", quoted(isNew ? "new" : "repeat")))
+        fields.append(("state", JSONText.quoted(isNew ? "new" : "repeat")))
         return object(fields + navSatFields(NavSatFix(fix)))
     }
 
     private func navSatFields(_ message: NavSatFix) -> [(String, String)] {
         var fields: [(String, String)] = [
-            ("stamp", message.timestamp.flatMap(GPSDTime.string(from:)).map(quoted) ?? "null"),
+            ("stamp", message.timestamp.flatMap(GPSDTime.string(from:)).map(JSONText.quoted) ?? "null"),
             ("status", "\(message.status.rawValue)"), ("service", "\(message.service.rawValue)"),
         ]
         if message.status != .noFix {
@@ -131,8 +136,7 @@ struct Publisher {
     private func object(_ fields: [(String, String)]) -> String {
         // A key given twice (stamp, for a stale fix) keeps its first value.
         var seen = Set<String>()
-        return "{" + fields.filter { seen.insert($0.0).inserted }.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        let unique = fields.filter { seen.insert($0.0).inserted }
+        return "{" + unique.map { JSONText.quoted($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }
-
-    private func quoted(_ text: String) -> String { "\"\(text)\"" }
 }

@@ -1,6 +1,7 @@
 public import ArgumentParser
 public import GPSDLocation
 import Foundation
+import SystemPackage
 
 /// Where a sample's fixes come from: a gpsd (the default, `localhost:2947`), or a recording of one replayed.
 ///
@@ -43,21 +44,13 @@ public struct FixSource: ParsableArguments, Sendable {
     }
 }
 
-/// Writes one whole line to standard output with one write(2), so lines from two tasks never interleave.
+/// Writes one whole line to standard output in one write(2) (continued only if the system takes part of it), so
+/// lines from two tasks never interleave.
 public func printLine(_ line: String) {
-    var bytes = Array((line + "\n").utf8)
-    bytes.withUnsafeMutableBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0 { if errno == EINTR { continue } else { return } }
-            offset += written
-        }
-    }
+    _ = try? FileDescriptor.standardOutput.writeAll((line + "\n").utf8)
 }
 
 /// A status line for standard error: `TelemetryLogger: reconnecting in 0.5 s (attempt 2): …`.
 public func report(_ program: String, _ message: String) {
-    var bytes = Array("\(program): \(message)\n".utf8)
-    bytes.withUnsafeMutableBytes { _ = write(2, $0.baseAddress!, $0.count) }
+    _ = try? FileDescriptor.standardError.writeAll("\(program): \(message)\n".utf8)
 }

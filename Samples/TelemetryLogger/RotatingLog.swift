@@ -2,6 +2,7 @@ import Foundation
 import GPSDLocation
 import SampleSupport
 import Synchronization
+import SystemPackage
 
 /// Line-oriented log files that rotate by size and age. Each line goes out in one write(2) (retried until whole),
 /// under a lock, so lines never interleave and a line is never split across files; a file is fsynced before it
@@ -44,11 +45,13 @@ final class RotatingLog: Sendable {
             }
             if state.descriptor < 0 { openFile(&state) }
             guard state.descriptor >= 0 else { return }
-            if writeAll(state.descriptor, bytes) {
+            do {
+                _ = try FileDescriptor(rawValue: state.descriptor).writeAll(bytes)
                 state.bytes += bytes.count
-            } else {
+            } catch {
                 // Part of the line may be in the file (a short write, then a full disk): cut it off.
-                report("TelemetryLogger", "cannot write the log: \(String(cString: strerror(errno)))")
+                let number = (error as? Errno)?.rawValue ?? EIO
+                report("TelemetryLogger", "cannot write the log: \(String(cString: strerror(number)))")
                 _ = ftruncate(state.descriptor, off_t(state.bytes))
                 closeFile(&state)
             }
@@ -82,20 +85,5 @@ final class RotatingLog: Sendable {
         fsync(state.descriptor)
         Foundation.close(state.descriptor)
         state.descriptor = -1
-    }
-
-    private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
     }
 }

@@ -78,8 +78,7 @@ struct TelemetryService: Service {
                 try await withGracefulShutdownHandler {
                     for try await fix in fixes { log.append(fix.jsonText) }
                 } onGracefulShutdown: {
-                    // stop() waits for the session's thread to end: not on the handler's caller.
-                    Thread.detachNewThread { gps.stop() }
+                    Task { await gps.stop() }   // the handler cannot wait; the loop ends once the stop has ended it
                 }
             } catch {
                 failure = error
@@ -99,11 +98,7 @@ struct TelemetryService: Service {
 /// machine's clock), what, and the library's words for it.
 enum StatusLine {
     static func make(_ state: String, message: String) -> String {
-        #"{"event":"status","at":\#(quoted(GPSDTime.string(from: .now) ?? "")),"state":\#(quoted(state)),"#
-            + #""message":\#(quoted(message))}"#
-    }
-
-    private static func quoted(_ text: String) -> String {
-        String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
+        #"{"event":"status","at":\#(JSONText.quoted(GPSDTime.string(from: .now) ?? "")),"#
+            + #""state":\#(JSONText.quoted(state)),"message":\#(JSONText.quoted(message))}"#
     }
 }

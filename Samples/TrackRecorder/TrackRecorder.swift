@@ -62,8 +62,7 @@ struct RecorderService: Service {
                 previous = fix.timestamp ?? previous
             }
         } onGracefulShutdown: {
-            // stop() waits for the session's thread to end: not on the handler's caller.
-            Thread.detachNewThread { gps.stop() }
+            Task { await gps.stop() }   // the handler cannot wait; the loop ends once the stop has ended it
         }
     }
 }

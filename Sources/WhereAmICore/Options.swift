@@ -1,4 +1,4 @@
-public import ArgumentParser  // GPSDServer, a public type, conforms to its ExpressibleByArgument below
+import ArgumentParser
 import GPSDLocation
 
 /// Where fixes come from: a gpsd, or a recording.
@@ -101,7 +101,8 @@ struct OutputOptions: ParsableArguments {
 
 /// A number of seconds from the command line: a decimal number, or `inf` (`infinity`, `never`) for no limit.
 ///
-/// Any value converts to a `Duration` without trapping: a century or more is "never" (`Duration.never`).
+/// Any value converts to a `Duration` without trapping: a century or more is no limit
+/// (`AsyncLocationManager.noTimeout`).
 struct Seconds: ExpressibleByArgument, Sendable, Equatable, CustomStringConvertible {
     var value: Double
 
@@ -117,21 +118,13 @@ struct Seconds: ExpressibleByArgument, Sendable, Equatable, CustomStringConverti
     }
 
     var duration: Duration {
-        let never = Double(Duration.never.components.seconds)
-        return value >= never ? .never : .seconds(max(0, value))
+        let unlimited = AsyncLocationManager.noTimeout
+        return value >= Double(unlimited.components.seconds) ? unlimited : .seconds(max(0, value))
     }
 
-    var isUnlimited: Bool { duration.meansNever }
+    var isUnlimited: Bool { duration >= AsyncLocationManager.noTimeout }
 
     var description: String { value.isInfinite ? "inf" : Field.number(value) }
 
     var defaultValueDescription: String { description }
-}
-
-extension GPSDServer: ExpressibleByArgument {
-    /// Parses `host[:port[:device]]`; `nil` for anything ``GPSDServer/init(parsing:)`` rejects. (whereami's
-    /// argument passes `init(parsing:)` as its transform too, so that an error says what is wrong.)
-    init?(argument: String) {
-        try? self.init(parsing: argument)
-    }
 }

@@ -35,15 +35,13 @@ enum Field {
     static func number(_ value: Double) -> String { JSONText.number(value) }
 
     /// The named values of a fix, in the order of the library's JSON schema; absent values are left out.
-    static func properties(of location: Location, includeCoordinate: Bool) -> [(String, String)] {
+    static func properties(of location: Location, includeCoordinate: Bool) -> [(key: String, value: String)] {
         location.jsonFields(includingCoordinate: includeCoordinate)
     }
 
-    static func jsonObject(_ fields: [(String, String)]) -> String {
-        "{" + fields.map { "\(jsonString($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    static func jsonObject(_ fields: [(key: String, value: String)]) -> String {
+        "{" + fields.map { JSONText.quoted($0.key) + ":" + $0.value }.joined(separator: ",") + "}"
     }
-
-    static func jsonString(_ text: String) -> String { JSONText.quoted(text) }
 
     /// `text` for XML 1.0 text or an attribute: markup escaped, and what XML cannot hold at all (control
     /// characters, even escaped, and U+FFFE/U+FFFF) replaced with U+FFFD, as ``printable(_:)`` replaces what a

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GPSDLocation
+import UnixSignals
 
 extension WhereAmI {
     /// What happens while a stream runs; the loop in ``stream(from:to:status:)`` decides what each means.
@@ -19,7 +20,8 @@ extension WhereAmI {
     /// Three child tasks report to one loop: the writer, the first fix's deadline, and the signals. The loop
     /// ends the others when one of them decides, and the writer always hands back its state for the footer.
     func stream(from gps: AsyncLocationManager, to output: Output, status: StatusReporter) async throws {
-        let signals = terminationSignals()   // caught before the header goes out: a stream always closes its document
+        // Caught before the header goes out (and no longer ending the program): a stream always closes its document.
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         let writer = self.output.format.makeWriter(streaming: true)
         try output.write(writer.header)
         status.say("waiting for fixes" + (request.timeout.isUnlimited ? "" : " (first within \(request.timeout) s)"))
@@ -79,7 +81,7 @@ extension WhereAmI {
                 case .deadline: break
                 case .signal:
                     // Ends the stream after the epoch it holds: the writer records it, then writes the footer.
-                    gps.stop()
+                    await gps.stop()
                 case .written(let writer, let error):
                     (final, failure) = (writer, error)
                     break loop

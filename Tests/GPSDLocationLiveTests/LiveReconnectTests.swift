@@ -42,7 +42,7 @@ struct LiveReconnectTests {
                 }   // here gpsfake and its gpsd are killed
             }
         }
-        gps.stop()
+        await gps.stop()
         watching.cancel()
 
         // In order, and no duplicate: a later fix is of a later epoch, or of the same epoch with a value the earlier

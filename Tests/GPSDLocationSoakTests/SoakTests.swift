@@ -52,7 +52,7 @@ struct SoakTests {
               + "grew \(growth / 1024) KiB")
         #expect(received + updates.droppedCount == total, "every report became a fix, taken or dropped")
         #expect(growth < Self.allowedGrowth, "grew \(growth / 1024) KiB")
-        gps.stop()
+        await gps.stop()
     }
 
     /// The process's resident memory (`VmRSS` in /proc/self/status).

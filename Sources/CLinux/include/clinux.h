@@ -12,9 +12,4 @@ int clinux_name_this_thread(const char *name);
 /// The kernel's id of the calling thread (`gettid`).
 int clinux_gettid(void);
 
-/// Catches each of `signals` from now on (instead of its default action) and writes its number, as one byte,
-/// to `fd`: the self-pipe way to see signals in ordinary code. The handler only calls write(2), which is
-/// async-signal-safe. `fd` should be the non-blocking write end of a pipe. Returns 0, or -1 with errno set.
-int clinux_forward_signals(const int *signals, int count, int fd);
-
 #endif

@@ -37,10 +37,17 @@ extension Location {
         return text + "}"
     }
 
-    /// The fields of ``jsonText`` as (key, JSON value) pairs; without latitude and longitude for formats that
-    /// carry the position elsewhere (GeoJSON's geometry).
-    package func jsonFields(includingCoordinate: Bool) -> [(String, String)] {
-        var fields: [(String, String)] = []
+    /// The fields of ``jsonText``, in its order: each key, and its value as JSON text. Without latitude and
+    /// longitude for a format that carries the position elsewhere (GeoJSON's geometry); for an object of one's
+    /// own with a fix's values in it.
+    ///
+    /// ```swift
+    /// let properties = fix.jsonFields(includingCoordinate: false).map { JSONText.quoted($0.key) + ":" + $0.value }
+    /// print("{" + properties.joined(separator: ",") + "}")
+    /// // {"timestamp":"2025-06-01T12:00:06.000Z","altitude":35.0,…,"fix":"3D","status":"gps"}
+    /// ```
+    public func jsonFields(includingCoordinate: Bool = true) -> [(key: String, value: String)] {
+        var fields: [(key: String, value: String)] = []
         fields.reserveCapacity(JSONKey.allCases.count)
         forEachJSONField(includingCoordinate: includingCoordinate) { fields.append(($0, $1)) }
         return fields

@@ -1,3 +1,4 @@
+import Dispatch
 public import FoundationEssentials
 import GPSDCore
 import GPSDSystem
@@ -22,6 +23,14 @@ import GPSDSystem
 public final class AsyncLocationManager: Sendable {
     /// How long ``requestLocation(timeout:maximumAge:desiredAccuracy:)`` waits unless told: 30 seconds.
     public static let defaultTimeout: Duration = .seconds(30)
+
+    /// The timeout that never comes: ``requestLocation(timeout:maximumAge:desiredAccuracy:)`` given it waits as
+    /// long as it takes. It is a century; any longer timeout means the same, and none sets a timer.
+    ///
+    /// ```swift
+    /// let fix = try await gps.requestLocation(timeout: AsyncLocationManager.noTimeout)
+    /// ```
+    public static let noTimeout: Duration = .never
 
     /// The default buffering of ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``: the newest 16
     /// fixes, so a consumer that falls behind skips old fixes instead of growing memory.
@@ -77,8 +86,7 @@ public final class AsyncLocationManager: Sendable {
     /// let fix = try await gps.requestLocation(timeout: .seconds(5), desiredAccuracy: 10)
     /// ```
     /// - Parameters:
-    ///   - timeout: how long to wait; a century or more (`Duration.seconds(_:)` of
-    ///     `Int64.max`, say) waits without limit.
+    ///   - timeout: how long to wait; ``noTimeout`` (a century, or any longer duration) waits without limit.
     ///   - maximumAge: how old a fix may be to be returned without waiting; `nil` waits for a new one.
     ///   - desiredAccuracy: the horizontal accuracy in metres a fix must have; a fix of unknown accuracy does
     ///     not qualify. `nil` takes any.
@@ -141,13 +149,43 @@ public final class AsyncLocationManager: Sendable {
 
     // MARK: Stopping
 
-    /// Ends everything in flight: pending requests throw `CancellationError`; update, satellite and status
-    /// sequences finish. An update sequence of ``EpochDelivery/oncePerEpoch`` first gets the epochs it still
-    /// held (one per receiver), as they stand, if they pass its filters. The gpsd watch they held stops: when
-    /// this returns, if nothing else wants fixes, the session's thread has ended. A sequence whose last fixes
-    /// are being passed on by another thread (the session's, or another `stop()`'s) finishes when that thread
-    /// is done with them, which may be just after this returns: read it to its end.
-    public func stop() {
+    /// Ends everything in flight, and returns once it has ended: pending requests throw `CancellationError`;
+    /// update, satellite and status sequences finish. An update sequence of ``EpochDelivery/oncePerEpoch`` first
+    /// gets the epochs it still held (one per receiver), as they stand, if they pass its filters. The gpsd watch
+    /// they held stops: when this returns, if nothing else wants fixes, the session's thread has ended. A
+    /// sequence whose last fixes are being passed on by another thread (the session's, or another `stop()`'s)
+    /// finishes when that thread is done with them, which may be just after this returns: read it to its end.
+    ///
+    /// The caller's thread is never blocked: the wait for the session's thread runs on a thread of this
+    /// manager's own (never on Swift's cooperative pool), which resumes the caller when the stop has ended. A stop
+    /// that has begun runs to its end: cancelling the caller's task does not cut it short. A synchronous handler
+    /// that cannot wait starts it in a task:
+    ///
+    /// ```swift
+    /// try await withGracefulShutdownHandler {
+    ///     for try await fix in gps.updates() { log(fix) }   // ends once the stop has ended the sequence
+    /// } onGracefulShutdown: {
+    ///     Task { await gps.stop() }
+    /// }
+    /// ```
+    public func stop() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let stopping: @Sendable () -> Void = {
+                self.stopBlocking()
+                continuation.resume()
+            }
+            do {
+                try SystemThread(name: "gpsd-stop", stopping).detach()
+            } catch {
+                // The system has no thread to spare: one of Dispatch's, still off the cooperative pool.
+                DispatchQueue.global().async(execute: stopping)
+            }
+        }
+    }
+
+    /// ``stop()`` on the caller's thread, which it blocks until the stop has ended. For tests that stop from a
+    /// thread of their own at a chosen instant: inside a session's opening, or racing another thread.
+    package func stopBlocking() {
         let session = manager.sessionNumber
         // The manager ends the streams: a stream that takes each epoch once gets the epoch it held, then ends.
         let endedBefore = manager.endSubscriptions(state.withLock { $0.streamIDs })

@@ -69,7 +69,7 @@ struct AsyncConcurrencyTests {
                         source.send(.report(.poll(time: fix.timestamp!.addingTimeInterval(1), reports: [.fix(fix)])))
                     case 55..<80: clock.advance(by: .milliseconds(250 * Int.random(in: 1...4, using: &random)))
                     case 80..<90: managerClock.advance(by: .seconds(1))
-                    case 90..<96: gps.stop()
+                    case 90..<96: await gps.stop()
                     case 96..<98: source.send(.failed(Self.connectionLost))
                     default: source.send(.finished)
                     }
@@ -93,7 +93,7 @@ struct AsyncConcurrencyTests {
             await canceller.value
 
             // Drain: end whatever still waits.
-            rig.gps.stop()
+            await rig.gps.stop()
             requests.forEach { $0.cancel() }
             consumers.forEach { $0.cancel() }
             for (index, request) in requests.enumerated() {

@@ -38,7 +38,7 @@ struct AsyncMaximumAgeTests {
 
         #expect(returned == fix)
         #expect(rig.source.heldFixRequestCount == 0)
-        rig.gps.stop()
+        await rig.gps.stop()
         var iterator = updates.makeAsyncIterator()
         #expect(try await iterator.next() == fix)
         #expect(try await iterator.next() == nil)

@@ -199,7 +199,7 @@ struct AsyncRaceTests {
 
     @Test func stopBeforeTheFixWins() async {
         let (rig, request) = await registered()
-        rig.gps.stop()
+        await rig.gps.stop()
         #expect(!rig.source.send(fix))
         #expect(await request.value == .cancelled)
     }
@@ -207,7 +207,7 @@ struct AsyncRaceTests {
     @Test func aFixBeforeStopWins() async {
         let (rig, request) = await registered()
         rig.source.send(fix)
-        rig.gps.stop()
+        await rig.gps.stop()
         #expect(await request.value == .fix(fix))
     }
 
@@ -218,7 +218,7 @@ struct AsyncRaceTests {
             let requests = (0..<20).map { _ in rig.request(timeout: .seconds(5)) }
             await rig.clock.waitForSleepers(20)
             let (gps, source, fix) = (rig.gps, rig.source, fix)
-            await simultaneously(swap: round.isMultiple(of: 2), { gps.stop() }, { source.send(fix) })
+            await simultaneously(swap: round.isMultiple(of: 2), { gps.stopBlocking() }, { source.send(fix) })
             var outcomes: [AsyncOutcome] = []
             for request in requests { outcomes.append(await request.value) }
             // The fix and stop() each take every waiter in one step: all get the same outcome.
@@ -254,7 +254,7 @@ struct AsyncRaceTests {
     @Test func stopWhileTheRequestRegistersCancelsIt() async {
         let rig = AsyncRig()
         let gps = rig.gps
-        rig.source.onNextOpening(.afterOpening) { gps.stop() }
+        rig.source.onNextOpening(.afterOpening) { gps.stopBlocking() }
         let request = rig.request(timeout: .seconds(5))
         #expect(await request.value == .cancelled)
         #expect(rig.clock.sleeperCount == 0)
@@ -282,7 +282,7 @@ struct AsyncRaceTests {
     @Test func aStopThatOvertakesTheStartOfTheWatchLeavesNothingRunning() async {
         let rig = AsyncRig()
         let gps = rig.gps
-        rig.source.onNextOpening(.beforeOpening) { gps.stop() }
+        rig.source.onNextOpening(.beforeOpening) { gps.stopBlocking() }
         let request = rig.request(timeout: .seconds(5))
         #expect(await request.value == .cancelled)
         #expect(

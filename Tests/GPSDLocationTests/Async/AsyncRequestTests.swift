@@ -109,7 +109,7 @@ struct AsyncRequestTests {
         }
         #expect(rig.clock.sleeperCount == 0)
 
-        rig.gps.stop()
+        await rig.gps.stop()
         #expect(!rig.source.isRunning, "no cancelled request still holds the watch")
         #expect(rig.source.openCount == 1)
         #expect(rig.source.closeCount == 1)
@@ -121,7 +121,7 @@ struct AsyncRequestTests {
         let requests = (0..<3).map { _ in rig.request(timeout: .seconds(60)) }
         await rig.clock.waitForSleepers(3)
 
-        rig.gps.stop()
+        await rig.gps.stop()
 
         #expect(!rig.source.isRunning)
         #expect(rig.source.closeCount == 1)

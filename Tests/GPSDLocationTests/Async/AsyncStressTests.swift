@@ -84,7 +84,7 @@ struct AsyncStressTests {
                 steps.append(Self.randomStep(requests: specs.count, second: &second, using: &random))
             }
             steps.append(Bool.random(using: &random) ? .advance(.seconds(60)) : .cancelAll)
-            for step in steps { Self.perform(step, rig: rig, requests: requests) }
+            for step in steps { await Self.perform(step, rig: rig, requests: requests) }
 
             var timedOut = false
             for (index, request) in requests.enumerated() {
@@ -132,14 +132,14 @@ struct AsyncStressTests {
         }
     }
 
-    private static func perform(_ step: Step, rig: AsyncRig, requests: [Task<AsyncOutcome, Never>]) {
+    private static func perform(_ step: Step, rig: AsyncRig, requests: [Task<AsyncOutcome, Never>]) async {
         switch step {
         case .fix(let location): rig.source.send(location)
         case .advance(let duration): rig.clock.advance(by: duration)
         case .cancel(let index): requests[index].cancel()
         case .fail: rig.source.send(.failed(connectionLost))
         case .finish: rig.source.send(.finished)
-        case .stop: rig.gps.stop()
+        case .stop: await rig.gps.stop()
         case .cancelAll: requests.forEach { $0.cancel() }
         }
     }

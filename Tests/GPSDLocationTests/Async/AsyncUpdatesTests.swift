@@ -72,7 +72,7 @@ struct AsyncUpdatesTests {
         let fix = Location.sample(second: 1)
         rig.source.send(fix)
 
-        rig.gps.stop()
+        await rig.gps.stop()
 
         #expect(!rig.source.isRunning)
         #expect(rig.source.closeCount == 1)
@@ -97,7 +97,7 @@ struct AsyncUpdatesTests {
         // The failed sequence released the watch: a new consumer starts a new one and holds it alone.
         let next = rig.gps.updates()
         #expect(rig.source.openCount == 2)
-        rig.gps.stop()
+        await rig.gps.stop()
         #expect(!rig.source.isRunning)
         #expect(try await collect(next) == [])
     }
@@ -113,7 +113,7 @@ struct AsyncUpdatesTests {
         #expect(try await collect(updates) == fixes)
         let next = rig.gps.updates()
         #expect(rig.source.openCount == 2, "the ended sequence released the watch")
-        rig.gps.stop()
+        await rig.gps.stop()
         #expect(!rig.source.isRunning)
         #expect(try await collect(next) == [])
     }
@@ -131,7 +131,7 @@ struct AsyncUpdatesTests {
         for request in requests { #expect(await request.value == .fix(fix)) }
         #expect(rig.source.isRunning, "the streams still hold the watch")
 
-        rig.gps.stop()
+        await rig.gps.stop()
         #expect(!rig.source.isRunning)
         #expect(rig.source.openCount == 1)
         #expect(rig.source.closeCount == 1)
@@ -173,7 +173,7 @@ struct AsyncUpdatesTests {
         // 30 m apart along the equator: 0, 30, 60, … 270 m.
         let fixes = (0..<10).map { Location.sample(second: $0, metresPerSecond: 30) }
         for fix in fixes { rig.source.send(fix) }
-        rig.gps.stop()
+        await rig.gps.stop()
 
         #expect(try await collect(filtered) == [fixes[0], fixes[4], fixes[8]], "each ≥ 100 m from the last delivered")
         #expect(try await collect(everything) == fixes)
@@ -185,7 +185,7 @@ struct AsyncUpdatesTests {
         let everything = rig.gps.updates()
         let fixes = [5, 20, nil, 10, 3].enumerated().map { Location.sample(second: $0, accuracy: $1) }
         for fix in fixes { rig.source.send(fix) }
-        rig.gps.stop()
+        await rig.gps.stop()
 
         #expect(try await collect(accurate) == [fixes[0], fixes[3], fixes[4]])
         #expect(try await collect(everything) == fixes)
@@ -201,7 +201,7 @@ struct AsyncUpdatesTests {
         #expect(await request.value == .fix(polled))
         let live = Location.sample(second: 4)
         rig.source.send(live)
-        rig.gps.stop()
+        await rig.gps.stop()
         #expect(try await collect(updates) == [live])
     }
 
@@ -216,7 +216,7 @@ struct AsyncUpdatesTests {
         var iterator = updates.makeAsyncIterator()
         var received: [Location] = []
         for _ in 0..<4 { received.append(try #require(try await iterator.next())) }
-        rig.gps.stop()
+        await rig.gps.stop()
 
         #expect(received == Array(fixes.suffix(4)))
         #expect(try await iterator.next() == nil, "nothing more was buffered")
@@ -227,7 +227,7 @@ struct AsyncUpdatesTests {
         let updates = rig.gps.updates(bufferingPolicy: .bufferingOldest(4))
         let fixes = (0..<1_000).map { Location.sample(second: $0) }
         for fix in fixes { rig.source.send(fix) }
-        rig.gps.stop()
+        await rig.gps.stop()
 
         #expect(try await collect(updates) == Array(fixes.prefix(4)))
     }
@@ -237,7 +237,7 @@ struct AsyncUpdatesTests {
         let updates = rig.gps.updates()
         let fixes = (0..<100).map { Location.sample(second: $0) }
         for fix in fixes { rig.source.send(fix) }
-        rig.gps.stop()
+        await rig.gps.stop()
 
         #expect(try await collect(updates) == Array(fixes.suffix(16)))
     }
@@ -250,7 +250,7 @@ struct AsyncUpdatesTests {
     @Test func stopWhileASequenceRegistersEndsItAndReleasesTheWatch() async throws {
         let rig = AsyncRig()
         let gps = rig.gps
-        rig.source.onNextOpening(.afterOpening) { gps.stop() }
+        rig.source.onNextOpening(.afterOpening) { gps.stopBlocking() }
         let updates = rig.gps.updates()
         defer { withExtendedLifetime(updates) {} }  // the consumer still holds the ended sequence
 

@@ -267,7 +267,7 @@ extension EpochDeliveryTests {
         rig.source.send(partial(1))
         rig.source.send(Location.sample(second: 1))
         rig.source.send(partial(2))
-        rig.gps.stop()
+        await rig.gps.stop()
         // Epoch 1 was over; epoch 2 was open: stop() passes it on, as the most complete record it will have.
         #expect(try await collect(once) == [Location.sample(second: 1), partial(2)])
         #expect(try await collect(asReported) == [partial(1), Location.sample(second: 1), partial(2)])

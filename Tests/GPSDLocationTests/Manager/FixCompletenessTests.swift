@@ -77,7 +77,7 @@ struct FixCompletenessTests: ManagerTesting {
         #expect(updates.droppedCount == 8)
         var iterator = updates.makeAsyncIterator()
         #expect(try await iterator.next() == Location.sample(second: 9), "the newest two are kept")
-        gps.stop()
+        await gps.stop()
     }
 }
 

@@ -154,7 +154,7 @@ struct ReconnectTests: ManagerTesting {
         #expect(delegate.locations == [fix])
         var iterator = updates.makeAsyncIterator()
         #expect(try await iterator.next() == fix)
-        gps.stop()
+        await gps.stop()
     }
 
     @Test func aStreamSurvivesWhileARequestThatNeverConnectedFails() async throws {
@@ -170,7 +170,7 @@ struct ReconnectTests: ManagerTesting {
         source.send(Location.sample(second: 3))
         var iterator = updates.makeAsyncIterator()
         #expect(try await iterator.next() == Location.sample(second: 3), "the stream went on")
-        gps.stop()
+        await gps.stop()
     }
 
     @Test func whenRetriesRunOutTheFailureEndsTheWatch() {

@@ -128,7 +128,7 @@ struct StatusTests: ManagerTesting {
         #expect(await statuses.next() == .waitingForFix(satellites: nil))
         source.send(Location.sample(second: 1))
         #expect(await statuses.next() == .fix(.threeDimensional, .gps))
-        gps.stop()
+        await gps.stop()
         #expect(await statuses.next() == nil, "stop() ends it")
         manager.stopUpdatingLocation()
     }

@@ -95,7 +95,7 @@ struct ArchitectureDefectTests {
         let gps = AsyncLocationManager(manager: LocationManager(source: ScriptedSource(), clock: ManualManagerClock()))
         let satellites = gps.satelliteUpdates()
         let consumer = Task { for await _ in satellites {} }
-        gps.stop()
+        await gps.stop()
         await consumer.value   // hung before
     }
 

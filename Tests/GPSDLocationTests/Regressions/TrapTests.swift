@@ -55,7 +55,7 @@ struct TrapTests {
             var fixes = updates.makeAsyncIterator()
             let fix = try await fixes.next()
             #expect(fix?.timestamp == GPSDTime.date(from: ReportLines.time(7)), "the fix after it")
-            gps.stop()
+            await gps.stop()
         }
     }
 
@@ -90,7 +90,7 @@ struct TrapTests {
             let gps = AsyncLocationManager(recording: recording, named: "slow", pace: .accelerated(by: 1e-30))
             let fix = try await gps.requestLocation(timeout: .seconds(60))
             #expect(fix.timestamp == GPSDTime.date(from: ReportLines.time(1)))
-            gps.stop()
+            await gps.stop()
         }
     }
 
@@ -160,7 +160,7 @@ struct TrapTests {
             } catch let error as LocationError {
                 #expect(error.code == .timedOut)
             }
-            gps.stop()
+            await gps.stop()
         }
     }
 

@@ -58,7 +58,7 @@ struct FaultInjectionTests {
         #expect(statistics.rejectedFixes == 3)
         #expect(statistics.rejectedValues == 1, "the time")
         #expect(statistics.fixesWithoutTime == 1, "so that fix was held back")
-        watch.gps.stop()
+        await watch.gps.stop()
     }
 
     @Test func garbageIsSkippedAndWhatFollowsArrives() async throws {
@@ -76,7 +76,7 @@ struct FaultInjectionTests {
         // The truncated line, the one past our limit and the noise are no reports (libgps itself takes the unknown
         // class, and the TPV with strings for numbers as one without a fix).
         #expect(watch.manager.statistics.skippedLines >= 3, "\(watch.manager.statistics)")
-        watch.gps.stop()
+        await watch.gps.stop()
     }
 
     @Test func aPeerThatTricklesGoesStaleAndItsLineStillArrives() async throws {
@@ -90,7 +90,7 @@ struct FaultInjectionTests {
         client.sendRaw(Array(line.dropFirst(12)))
         var fixes = watch.fixes.makeAsyncIterator()
         #expect(try await fixes.next()?.timestamp == GPSDTime.date(from: ReportLines.time(8)))
-        watch.gps.stop()
+        await watch.gps.stop()
     }
 
     @Test func aPeerThatAcceptsAndSaysNothingGoesStale() async throws {
@@ -98,7 +98,7 @@ struct FaultInjectionTests {
         let watch = Watch(gpsd.server, staleTimeout: .milliseconds(200))
         let seen = await watch.waitForStatus { $0.name == "stale" }
         #expect(seen.map(\.name).suffix(2) == ["connected", "stale"], "\(seen)")
-        watch.gps.stop()
+        await watch.gps.stop()
     }
 
     @Test func aPortNobodyAnswersTimesOutTheConnect() async throws {
@@ -114,7 +114,7 @@ struct FaultInjectionTests {
             if case .connecting(let attempt) = status { attempt >= 2 } else { false }
         }
         #expect(seen.map(\.name).contains("reconnecting"), "a stream keeps trying: \(seen)")
-        watch.gps.stop()
+        await watch.gps.stop()
     }
 
     @Test func whatWasSentBeforeTheConnectionClosedArrivesFirst() async throws {
@@ -132,6 +132,6 @@ struct FaultInjectionTests {
         for second in 1...3 {
             #expect(try await fixes.next()?.timestamp == GPSDTime.date(from: ReportLines.time(second)))
         }
-        watch.gps.stop()
+        await watch.gps.stop()
     }
 }

@@ -47,7 +47,7 @@ struct FuzzTests {
         #expect(impossible.isEmpty, "\(impossible.prefix(5))")
         #expect(delivered > 1_000, "the fuzz also makes many good fixes")
         #expect(statistics.skippedLines > 1_000 && statistics.rejectedFixes > 1_000 && statistics.rejectedValues > 1_000)
-        gps.stop()
+        await gps.stop()
     }
 }
 

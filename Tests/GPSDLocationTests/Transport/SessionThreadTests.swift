@@ -211,7 +211,7 @@ struct SessionThreadTests {
         let updates = gps.updates()
         await waitForFirstEvent(tracking)
         let thread = try #require(tracking.threadIDs.first)
-        gps.stop()
+        await gps.stop()
         #expect(tracking.allFinished, "the reader thread outlived stop()")
         await Self.expectGone(thread)
         for try await _ in updates { Issue.record("no fix was sent") }
