@@ -201,14 +201,14 @@ public final class AsyncLocationManager: Sendable {
     /// Receives the manager's events for the requests and streams of one ``AsyncLocationManager``, a batch at a
     /// time: under one lock it takes out every request the batch ends and the streams' events, in order; then,
     /// unlocked, it resumes the requests and passes the events on, with any queued meanwhile for the same
-    /// streams. Events for a stream another thread is passing on go to that thread; early ones wait (`take`).
+    /// streams. Events for a stream another thread is passing on go to that thread; early ones wait (`settle`).
     final class Receiver: SubscriptionConsumer {
         private let state: Locked<AsyncLocationStateMachine>
 
         init(state: Locked<AsyncLocationStateMachine>) { self.state = state }
 
         func receive(_ notices: [SubscriptionNotice]) {
-            let (requests, deliveries) = state.withLock { $0.take(notices) }
+            let (requests, deliveries) = state.withLock { $0.settle(notices) }
             for (waiter, event) in requests {
                 waiter.timeout?.cancel()
                 switch event {
@@ -220,7 +220,7 @@ public final class AsyncLocationManager: Sendable {
             }
             // Never under the lock: yielding resumes the consumer's task, which takes the task's own lock, and a
             // task being cancelled holds that lock while its stream's termination handler takes ours. Another
-            // thread's events for the same stream queue meanwhile (`take`); this thread passes them on next, so
+            // thread's events for the same stream queue meanwhile (`settle`); this thread passes them on next, so
             // the stream gets everything in the order the manager decided it.
             for delivery in deliveries {
                 var events = delivery.events

@@ -33,7 +33,7 @@ package struct AsyncLocationStateMachine {
 
         /// Takes `notice` in and appends to `ready` the events now due, in order, up to the end. Returns whether
         /// the stream has ended.
-        mutating func admit(_ notice: SubscriptionNotice, into ready: inout [SubscriptionEvent]) -> Bool {
+        mutating func putInOrder(_ notice: SubscriptionNotice, into ready: inout [SubscriptionEvent]) -> Bool {
             if notice.number == received + 1 && early.isEmpty {   // in order, as nearly always
                 received += 1
                 ready.append(notice.event)
@@ -50,7 +50,7 @@ package struct AsyncLocationStateMachine {
 
     private var streams: [SubscriptionID: Stream] = [:]
     /// Each stream's events not yet passed on, while a thread is passing them on (it has claimed the queue).
-    private var outlets: [SubscriptionID: DeliveryQueue<SubscriptionEvent>] = [:]
+    private var undelivered: [SubscriptionID: DeliveryQueue<SubscriptionEvent>] = [:]
     /// Streams of observations (satellites, status), by observer id: each finishes with ``takeAll(keeping:)``.
     private var observations: [Int: @Sendable () -> Void] = [:]
 
@@ -104,7 +104,7 @@ package struct AsyncLocationStateMachine {
     /// arrives ahead of one decided before it waits here for it. And a stream's events are passed on by one
     /// thread at a time: while one is passing some on (outside the lock), events another thread takes for the
     /// same stream queue here, and the first passes them on next (``nextEvents(for:)``).
-    package mutating func take(_ notices: [SubscriptionNotice]) -> (
+    package mutating func settle(_ notices: [SubscriptionNotice]) -> (
         requests: [(Waiter, SubscriptionEvent)], streams: [StreamDelivery]
     ) {
         var requests: [(Waiter, SubscriptionEvent)] = []
@@ -121,15 +121,15 @@ package struct AsyncLocationStateMachine {
                    "notice \(notice.number) of \(notice.id) came twice")
             ready.removeAll(keepingCapacity: true)
             // Changed where it is kept, never in a copy, which would copy its early notices for every notice.
-            if streams[notice.id]!.admit(notice, into: &ready) { streams[notice.id] = nil }
+            if streams[notice.id]!.putInOrder(notice, into: &ready) { streams[notice.id] = nil }
             guard !ready.isEmpty else { continue }
             if deliveries[notice.id] != nil {
                 deliveries[notice.id]?.events += ready
                 continue
             }
             // Queued; passed on by this thread if it claims the queue, else by the thread passing some on now.
-            outlets[notice.id, default: DeliveryQueue()].append(contentsOf: ready)
-            guard outlets[notice.id]!.claim(), let events = outlets[notice.id]!.takeAll() else { continue }
+            undelivered[notice.id, default: DeliveryQueue()].append(contentsOf: ready)
+            guard undelivered[notice.id]!.claim(), let events = undelivered[notice.id]!.takeAll() else { continue }
             order.append(notice.id)
             deliveries[notice.id] = StreamDelivery(id: notice.id, continuation: continuation, drops: drops, events: events)
         }
@@ -139,8 +139,8 @@ package struct AsyncLocationStateMachine {
     /// For the thread passing stream `id`'s events on: the events queued for it meanwhile, or `nil` when there
     /// are none (it is done, and the next events go to whichever thread takes them).
     package mutating func nextEvents(for id: SubscriptionID) -> [SubscriptionEvent]? {
-        guard let queued = outlets[id]?.takeAll() else {
-            outlets[id] = nil
+        guard let queued = undelivered[id]?.takeAll() else {
+            undelivered[id] = nil
             return nil
         }
         return queued
@@ -174,7 +174,7 @@ package struct AsyncLocationStateMachine {
         let endsLater = streams.filter { $0.value.isEnding || endedBefore.contains($0.key) }
         var ending: [StreamContinuation] = []
         for (id, stream) in streams where endsLater[id] == nil {
-            if outlets[id]?.isClaimed == true { outlets[id]?.append(.ended(nil)) } else { ending.append(stream.continuation) }
+            if undelivered[id]?.isClaimed == true { undelivered[id]?.append(.ended(nil)) } else { ending.append(stream.continuation) }
         }
         defer {
             waiters.removeAll()

@@ -29,7 +29,7 @@ struct StreamOrderTests {
     /// queued for the stream meanwhile, until nothing is left.
     private func deliver(_ notices: [SubscriptionNotice], to state: inout AsyncLocationStateMachine) -> [SubscriptionEvent] {
         var passed: [SubscriptionEvent] = []
-        for delivery in state.take(notices).streams {
+        for delivery in state.settle(notices).streams {
             passed += delivery.events
             while let queued = state.nextEvents(for: delivery.id) { passed += queued }
         }
@@ -49,10 +49,10 @@ struct StreamOrderTests {
     @Test func whileOneThreadPassesEventsOnAnotherThreadsQueueForIt() throws {
         var state = state()
         // The session's thread takes fix 8 and, unlocked, is passing it on …
-        let first = state.take([notice(1, .location(eight))]).streams
+        let first = state.settle([notice(1, .location(eight))]).streams
         #expect(first.map(\.events) == [[.location(eight)]])
         // … when stop()'s thread takes fix 9 and the end: they are not its to pass on, or 9 could overtake 8.
-        #expect(state.take([notice(2, .location(nine)), notice(3, .ended(nil))]).streams.isEmpty)
+        #expect(state.settle([notice(2, .location(nine)), notice(3, .ended(nil))]).streams.isEmpty)
         // The session's thread, done with 8, passes them on next; then nothing is left.
         let delivery = try #require(first.first)
         #expect(state.nextEvents(for: delivery.id) == [.location(nine), .ended(nil)])
@@ -78,7 +78,7 @@ struct StreamOrderTests {
 
     @Test func stopQueuesTheEndOfAStreamAnotherThreadIsPassingFixesTo() throws {
         var state = state()
-        let first = state.take([notice(1, .location(eight))]).streams   // the session's thread, passing 8 on
+        let first = state.settle([notice(1, .location(eight))]).streams   // the session's thread, passing 8 on
         // stop() on another thread, for a stream the manager did not end (it was still subscribing): finishing
         // it here could overtake fix 8.
         #expect(state.takeAll().streams.isEmpty)
