@@ -63,15 +63,18 @@ let package = Package(
         .target(
             name: "WhereAmICore",
             dependencies: [
-                "GPSDLocation",
+                "GPSDLocation", "CDemoRecording",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
-            // The demo recording is built into the program (PackageResources.drive_gpsd_json), so a copied binary
-            // runs --demo with nothing beside it.
-            resources: [.embedInCode("Resources/drive.gpsd.json")]
+            // The demo recording is built into the program (CDemoRecording), so a copied binary runs --demo with
+            // nothing beside it.
+            exclude: ["Resources"]
         ),
+        // whereami's demo recording as C data (#embed): it compiles in a moment, where a Swift array literal of it
+        // (SwiftPM's embedInCode) took minutes in every debug build.
+        .target(name: "CDemoRecording"),
 
         // MARK: - Samples (Samples/README.md)
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CDemoRecording
 import FoundationEssentials
 import Glibc
 import GPSDLocation
@@ -80,7 +81,7 @@ package struct WhereAmI: AsyncParsableCommand {
             }
             // The demo recording is part of the program: a copied binary has it.
             status.say("replaying \(Self.demoName)\(how)")
-            return AsyncLocationManager(recording: PackageResources.drive_gpsd_json, named: Self.demoName, pace: pace)
+            return AsyncLocationManager(recording: Self.demoRecording, named: Self.demoName, pace: pace)
         }
         let server = connection.server ?? .default
         status.say("asking gpsd at \(server)")
@@ -89,6 +90,12 @@ package struct WhereAmI: AsyncParsableCommand {
 
     /// The name of the recording `--demo` replays (Resources/drive.gpsd.json, built into the program).
     static let demoName = "drive.gpsd.json"
+    /// The demo recording's bytes, built into the program (Sources/CDemoRecording).
+    static var demoRecording: [UInt8] {
+        var count = 0
+        guard let bytes = gpsdlocation_demo_recording(&count) else { return [] }
+        return Array(UnsafeBufferPointer(start: bytes, count: count))
+    }
 
     private func printOneFix(from gps: AsyncLocationManager, to output: Output, status: StatusReporter) async throws {
         status.say("waiting for a fix" + (request.timeout.isUnlimited ? "" : " (up to \(request.timeout) s)"))
