@@ -27,8 +27,8 @@ struct EpochAssembly {
         case withoutTime
         /// A held fix older than the newest one: dropped.
         case older
-        /// It adds nothing to its epoch's fix already passed on. `forgotten` as for ``accepted(_:forgotten:)``.
-        case repeated(forgotten: String?)
+        /// It adds nothing to its epoch's fix already passed on.
+        case repeated
         /// Passed on, with its arrival set. If a receiver was forgotten to make room for this one's, `forgotten`
         /// names it: its held epochs are over.
         case accepted(Location, forgotten: String?)
@@ -58,7 +58,10 @@ struct EpochAssembly {
         if location.deviation == nil, let known = deviations[location.device ?? ""], known.time == location.timestamp {
             location.deviation = known.deviation   // the epoch's GST came first
         }
-        guard coalescer.accept(location) else { return .repeated(forgotten: forgotten) }
+        guard coalescer.accept(location) else {
+            assert(forgotten == nil, "the first fix of a receiver is always passed on")
+            return .repeated
+        }
         let heldFor = age ?? .zero
         location.arrival = Location.Arrival(
             instant: arrival.instant.advanced(by: .zero - heldFor), date: arrival.date.addingTimeInterval(-heldFor.timeInterval))

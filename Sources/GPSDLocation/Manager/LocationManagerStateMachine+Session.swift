@@ -47,7 +47,7 @@ extension LocationManagerStateMachine {
         switch session.watchdogFired(timer, now: now) {
         case .ignored: []
         case .stale(let silence): announce(status.stale(for: silence))
-        case .rescheduled(let next): [.scheduleWatchdog(timer: next.id, after: next.after)]
+        case .rescheduled(let next): watch(next)
         }
     }
 
@@ -110,10 +110,10 @@ extension LocationManagerStateMachine {
             return subscriptions.flushHeldEpochs(of: device ?? "").actions + announce(status.noFix())
         case .deviation(let deviation, let device, let time):
             guard let time, let (completed, firstArrival) = epochs.deviation(deviation, device: device, time: time) else {
-                return announce(status.heard())
+                return announce(status.reportArrived())
             }
             return receive(completed, age: nil, now: now, arrival: firstArrival)
-        case .other: return announce(status.heard())
+        case .other: return announce(status.reportArrived())
         case .error(let message):
             // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
             return sessionEnded(with: LocationError(.protocolError, "gpsd: \(message)"))
@@ -128,10 +128,9 @@ extension LocationManagerStateMachine {
         let location: Location
         var actions: [Action]
         switch epochs.assemble(reported, age: age, now: now, arrival: arrival) {
-        case .withoutTime: return announce(status.heard())
+        case .withoutTime: return announce(status.reportArrived())
         case .older: return []
-        case .repeated(let forgotten):
-            return (forgotten.map { subscriptions.forget(receiver: $0).actions } ?? []) + announce(status.heard())
+        case .repeated: return announce(status.reportArrived())
         case .accepted(let accepted, let forgotten):
             location = accepted
             actions = forgotten.map { subscriptions.forget(receiver: $0).actions } ?? []

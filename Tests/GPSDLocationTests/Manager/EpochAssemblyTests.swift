@@ -16,14 +16,14 @@ struct EpochAssemblyTests {
     enum Outcome: Equatable {
         case withoutTime
         case older
-        case repeated(forgotten: String?)
+        case repeated
         case accepted(Location, forgotten: String?)
 
         init(_ onFix: EpochAssembly.OnFix) {
             switch onFix {
             case .withoutTime: self = .withoutTime
             case .older: self = .older
-            case .repeated(let forgotten): self = .repeated(forgotten: forgotten)
+            case .repeated: self = .repeated
             case .accepted(let location, let forgotten): self = .accepted(location, forgotten: forgotten)
             }
         }
@@ -100,7 +100,7 @@ struct EpochAssemblyTests {
         var assembly = EpochAssembly()
         let fix = Location.sample(second: 1)
         _ = Self.assemble(&assembly, fix, at: 10)
-        #expect(Self.assemble(&assembly, fix, at: 11) == .repeated(forgotten: nil))
+        #expect(Self.assemble(&assembly, fix, at: 11) == .repeated)
         #expect(try #require(assembly.latest).at == .seconds(10))
     }
 
@@ -111,7 +111,7 @@ struct EpochAssemblyTests {
         let fuller = Location.sample(second: 1)
         #expect(Self.assemble(&assembly, bare) == .accepted(bare, forgotten: nil))
         #expect(Self.assemble(&assembly, fuller) == .accepted(fuller, forgotten: nil))
-        #expect(Self.assemble(&assembly, bare) == .repeated(forgotten: nil))
+        #expect(Self.assemble(&assembly, bare) == .repeated)
     }
 
     @Test func assembleTheReceiverBeyondTheMostKeptForgetsTheFirstAndNamesIt() {
@@ -252,7 +252,7 @@ struct EpochAssemblyTests {
         var assembly = EpochAssembly()
         let fix = Location.sample(second: 1)
         _ = Self.assemble(&assembly, fix)
-        #expect(Self.assemble(&assembly, fix) == .repeated(forgotten: nil))
+        #expect(Self.assemble(&assembly, fix) == .repeated)
         assembly.startAfresh()
         #expect(Self.assemble(&assembly, fix) == .accepted(fix, forgotten: nil))
     }
