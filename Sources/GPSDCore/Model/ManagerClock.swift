@@ -1,8 +1,8 @@
 import Dispatch
 import FoundationEssentials
 
-/// Monotonic time and timers, for ``LocationManager`` and the pacing of a replay: the real one by default, a
-/// manual one in tests.
+/// Monotonic time and timers for the manager: the real one by default, a manual one in tests. (It lives here, below
+/// the manager, with the `Duration` helpers the model's values use.)
 package protocol ManagerClock: Sendable {
     /// Monotonic time since an arbitrary origin.
     var now: Duration { get }

@@ -79,7 +79,7 @@ extension DeliveryQueue<DelegateCall> {
             switch action {
             case .deliver(let locations, let generation): append(DelegateCall(kind: .locations(locations), generation: generation))
             case .fail(let error, let generation): append(DelegateCall(kind: .failure(error), generation: generation))
-            case .tellStatus(let status, let generation): append(DelegateCall(kind: .status(status), generation: generation))
+            case .reportStatus(let status, let generation): append(DelegateCall(kind: .status(status), generation: generation))
             default: break
             }
         }

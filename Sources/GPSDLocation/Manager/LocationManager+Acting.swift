@@ -113,7 +113,7 @@ extension LocationManager {
                 }.1
             case .requestHeldFix(let session):
                 session.requestHeldFix()
-            case .deliver, .fail, .tellStatus:
+            case .deliver, .fail, .reportStatus:
                 // Queued in the outbox, in the order decided: each block makes the oldest call still there.
                 delegateQueue.async { [weak self] in self?.callDelegate() }
             case .notify(let consumer, let events):
@@ -231,7 +231,7 @@ struct ActionBatch {
             actions[index] = .notify(consumer, [])
             batch += notices
             actions[index] = .notify(consumer, batch)
-        case .observe, .deliver, .fail, .tellStatus, .log:
+        case .observe, .deliver, .fail, .reportStatus, .log:
             actions.append(action)
         default:
             batches.removeAll(keepingCapacity: true)

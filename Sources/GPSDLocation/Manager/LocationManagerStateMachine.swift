@@ -23,7 +23,7 @@ struct LocationManagerStateMachine {
         /// (the generation changed).
         case deliver([Location], generation: Int)
         case fail(LocationError, generation: Int)
-        case tellStatus(LocationStatus, generation: Int)
+        case reportStatus(LocationStatus, generation: Int)
         case notify(any SubscriptionConsumer, [SubscriptionNotice])
         case observe([SubscriptionTable.Observer], Observation)
         case scheduleRequestTimeout(request: Int, after: Duration)
@@ -75,7 +75,7 @@ struct LocationManagerStateMachine {
     /// Tells observers, and the delegate if it holds a subscription, of a new status.
     mutating func announce(_ new: LocationStatus?) -> [Action] {
         guard let new else { return [] }
-        return observe(.status(new)) + (subscriptions.delegateSubscribed ? [.tellStatus(new, generation: subscriptions.generation)] : [])
+        return observe(.status(new)) + (subscriptions.delegateSubscribed ? [.reportStatus(new, generation: subscriptions.generation)] : [])
     }
 
     mutating func observe(_ event: ManagerEvent) -> [Action] {

@@ -40,10 +40,10 @@ struct StatusTracker {
     }
 
     /// A report that changes nothing of the status still ends a silence.
-    mutating func heard() -> LocationStatus? { set(base) }
+    mutating func reportArrived() -> LocationStatus? { set(base) }
 
     mutating func version(_ release: String) -> LocationStatus? {
-        guard case .connected = base else { return heard() }
+        guard case .connected = base else { return reportArrived() }
         return set(.connected(gpsdVersion: release))
     }
 
@@ -59,7 +59,7 @@ struct StatusTracker {
     mutating func sky(_ count: SatelliteCount) -> LocationStatus? {
         satellites = count
         if case .waitingForFix = base { return set(.waitingForFix(satellites: count)) }
-        return heard()
+        return reportArrived()
     }
 
     /// A report from the receiver without a fix: after a fix, the fix is lost (once); otherwise still waiting.
@@ -75,7 +75,7 @@ struct StatusTracker {
     /// A receiver is there: waiting for a fix, unless fixes are already coming.
     private mutating func waitingUnlessFixing() -> LocationStatus? {
         switch base {
-        case .fix, .fixLost, .waitingForFix: heard()
+        case .fix, .fixLost, .waitingForFix: reportArrived()
         default: set(.waitingForFix(satellites: satellites))
         }
     }

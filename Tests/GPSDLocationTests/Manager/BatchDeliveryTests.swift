@@ -136,7 +136,7 @@ struct BatchDeliveryTests {
         case .observe: "observe"
         case .deliver: "deliver"
         case .fail: "fail"
-        case .tellStatus: "status"
+        case .reportStatus: "status"
         case .log: "log"
         }
     }
