@@ -179,7 +179,7 @@ if Context.environment["GPSDLOCATION_FUZZ"] != nil {
 }
 
 // Settings every target shares: Swift 6 language mode and the upcoming features we opt into.
-for target in package.targets where target.type != .system && target.name != "CLinux" {
+for target in package.targets where target.type != .system && !["CLinux", "CDemoRecording"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(contentsOf: [
         .enableUpcomingFeature("ExistentialAny"),

@@ -69,7 +69,6 @@ struct GeofenceWatcher: AsyncParsableCommand {
         if let location = event.location { fields.append(("location", location.jsonText)) }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
-
 }
 
 /// `name:lat,lon,radius`, checked as the library checks a region.
