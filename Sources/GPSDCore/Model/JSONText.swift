@@ -70,16 +70,16 @@ extension JSONText {
         return (whole == 0 && value.sign == .minus ? "-" : "") + String(whole) + ".0"
     }
 
-    /// `value` with exactly `digits` decimals (at most 9), as `%.*f` writes it (ties to even, a negative value
-    /// keeps its sign even when it rounds to zero), without Foundation's formatting. A value too large for that
-    /// falls back to ``number(_:)``.
+    /// `value` with exactly `digits` decimals (0 to 9: fewer are taken as 0, more as 9), as `%.*f` writes it (ties
+    /// to even, a negative value keeps its sign even when it rounds to zero), without Foundation's formatting. A
+    /// value too large for that falls back to ``number(_:)``.
     ///
     /// ```swift
     /// JSONText.fixed(13.41339573, digits: 7)   // 13.4133957
     /// JSONText.fixed(2.5, digits: 0)           // 2
     /// ```
-    public static func fixed(_ value: Double, digits: Int) -> String {
-        precondition((0...9).contains(digits), "fixed(_:digits:) writes 0 to 9 decimals")
+    public static func fixed(_ value: Double, digits requested: Int) -> String {
+        let digits = min(max(requested, 0), 9)   // public: a count out of range is not worth a trap
         var scale: Int64 = 1
         for _ in 0..<digits { scale *= 10 }
         let magnitude = value.magnitude

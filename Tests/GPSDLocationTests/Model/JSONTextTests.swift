@@ -55,6 +55,12 @@ struct JSONTextTests {
         #expect(JSONText.fixed(-0.04, digits: 1) == "-0.0")
     }
 
+    @Test func aDecimalCountOutOfRangeIsClampedNotATrap() {
+        #expect(JSONText.fixed(1.23456789012, digits: 12) == "1.234567890")
+        #expect(JSONText.fixed(2.5, digits: -3) == "2")
+        #expect(JSONText.fixed(2.5, digits: .min) == "2")
+    }
+
     @Test func jsonFieldsAreJSONTextsFieldsInItsOrder() throws {
         let fix = LocationJSONTests.full
         let fields = fix.jsonFields()
