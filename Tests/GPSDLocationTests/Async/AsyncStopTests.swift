@@ -29,7 +29,7 @@ struct AsyncStopTests {
             closingBegan.yield()
             // Bounded only so that a stop that blocked its caller's thread fails this test instead of hanging it:
             // the release below would then never run.
-            released.withLock { $0 = release.wait(timeout: .now() + .seconds(10)) == .success }
+            released.withLock { $0 = release.wait(timeout: .now() + .seconds(120)) == .success }
         }
         let stopped = Locked(false)
         let gps = rig.gps
