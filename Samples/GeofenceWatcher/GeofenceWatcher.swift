@@ -56,7 +56,7 @@ struct GeofenceWatcher: AsyncParsableCommand {
     }
 
     static func textLine(_ event: GeofenceMonitor<ContinuousClock>.Event) -> String {
-        let time = event.location?.timestamp.flatMap(GPSDTime.string(from:)) ?? "-"
+        let time = event.location.flatMap { GPSDTime.string(from: $0.timestamp) } ?? "-"
         let change = event.isInitial ? "initially \(event.state.rawValue)"
             : event.previousState == .unknown ? "is \(event.state.rawValue)"   // first decided: no crossing seen
             : event.state == .inside ? "entered" : "left"

@@ -112,7 +112,7 @@ struct Publisher {
         if let device = fix.device { fields.append(("device", JSONText.quoted(device))) }
         if age > staleAfter {
             fields.append(("state", JSONText.quoted("stale")))
-            fields.append(("stamp", fix.timestamp.flatMap(GPSDTime.string(from:)).map(JSONText.quoted) ?? "null"))
+            fields.append(("stamp", GPSDTime.string(from: fix.timestamp).map(JSONText.quoted) ?? "null"))
             return object(fields + navSatFields(.noFix(at: fix.timestamp)))
         }
         fields.append(("state", JSONText.quoted(isNew ? "new" : "repeat")))

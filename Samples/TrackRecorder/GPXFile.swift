@@ -36,7 +36,7 @@ final class GPXFile: Sendable {
         let decimal = { (value: Double, digits: Int) in String(format: "%.\(digits)f", value) }
         var point = "<trkpt lat=\"\(decimal(fix.coordinate.latitude, 9))\" lon=\"\(decimal(fix.coordinate.longitude, 9))\">"
         if let altitude = fix.altitude { point += "<ele>\(decimal(altitude, 3))</ele>" }
-        if let timestamp = fix.timestamp, let time = GPSDTime.string(from: timestamp) { point += "<time>\(time)</time>" }
+        if let time = GPSDTime.string(from: fix.timestamp) { point += "<time>\(time)</time>" }
         point += "<fix>\(fix.fix == .threeDimensional ? "3d" : "2d")</fix></trkpt>\n"
         let opening = state.withLock { state -> Bool in
             defer { state.inSegment = true; state.points += 1 }

@@ -57,9 +57,9 @@ struct RecorderService: Service {
         try await withGracefulShutdownHandler {
             var previous: Date?
             for try await fix in fixes {
-                if let previous, let time = fix.timestamp, abs(time.timeIntervalSince(previous)) > gap { file.endSegment() }
+                if let previous, abs(fix.timestamp.timeIntervalSince(previous)) > gap { file.endSegment() }
                 file.append(fix)
-                previous = fix.timestamp ?? previous
+                previous = fix.timestamp
             }
         } onGracefulShutdown: {
             Task { await gps.stop() }   // the handler cannot wait; the loop ends once the stop has ended it

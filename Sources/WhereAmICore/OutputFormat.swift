@@ -87,7 +87,7 @@ struct TextWriter: LocationWriter {
     }
 
     private func line(_ l: Location) -> String {
-        var parts = [l.timestamp.flatMap(Field.timestamp) ?? "-", fixed(l.coordinate.latitude, 7), fixed(l.coordinate.longitude, 7)]
+        var parts = [Field.timestamp(l.timestamp) ?? "-", fixed(l.coordinate.latitude, 7), fixed(l.coordinate.longitude, 7)]
         if let altitude = l.altitude { parts.append(fixed(altitude, 1) + "m") }
         if let accuracy = l.horizontalAccuracy { parts.append("±" + fixed(accuracy, 1) + "m") }
         if let speed = l.speed { parts.append(fixed(speed, 2) + "m/s") }
@@ -108,7 +108,7 @@ struct TextWriter: LocationWriter {
         if !accuracy.isEmpty { rows.append(("Accuracy", accuracy.joined(separator: ", "))) }
         if let speed = l.speed { rows.append(("Speed", fixed(speed, 2) + " m/s (" + fixed(speed * 3.6, 1) + " km/h)")) }
         if let course = l.course { rows.append(("Course", fixed(course, 1) + "°")) }
-        if let timestamp = l.timestamp.flatMap(Field.timestamp) { rows.append(("Time", timestamp)) }
+        if let timestamp = Field.timestamp(l.timestamp) { rows.append(("Time", timestamp)) }
         rows.append(("Fix", "\(l.fix.rawValue), \(l.status.rawValue)" + (l.device.map { " (\(Field.printable($0)))" } ?? "")))
         return rows.map { "\($0.0 + ":")\(String(repeating: " ", count: max(1, 11 - $0.0.count)))\($0.1)" }
             .joined(separator: "\n") + "\n"
@@ -134,7 +134,7 @@ struct CSVWriter: LocationWriter {
 
     mutating func record(_ l: Location) -> String {
         let values: [String?] = [
-            l.timestamp.flatMap(Field.timestamp), Field.number(l.coordinate.latitude), Field.number(l.coordinate.longitude),
+            Field.timestamp(l.timestamp), Field.number(l.coordinate.latitude), Field.number(l.coordinate.longitude),
             l.altitude.map(Field.number), l.ellipsoidalAltitude.map(Field.number),
             l.horizontalAccuracy.map(Field.number), l.verticalAccuracy.map(Field.number), l.speed.map(Field.number),
             l.speedAccuracy.map(Field.number), l.course.map(Field.number), l.courseAccuracy.map(Field.number),
@@ -181,7 +181,7 @@ struct GPXWriter: LocationWriter {
     mutating func record(_ l: Location) -> String {
         var point = "<trkpt lat=\"\(Field.number(l.coordinate.latitude))\" lon=\"\(Field.number(l.coordinate.longitude))\">"
         if let altitude = l.altitude { point += "<ele>\(Field.number(altitude))</ele>" }
-        if let timestamp = l.timestamp.flatMap(Field.timestamp) { point += "<time>\(timestamp)</time>" }
+        if let timestamp = Field.timestamp(l.timestamp) { point += "<time>\(timestamp)</time>" }
         let fix = switch l.status {
         case .dgps, .rtkFixed, .rtkFloat: "dgps"
         case .precisePositioning: "pps"

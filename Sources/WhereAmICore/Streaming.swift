@@ -46,9 +46,9 @@ extension WhereAmI {
                     for try await fix in fixes {
                         // A time before the last one printed (a receiver's clock reset, a log replayed again)
                         // starts the interval over rather than holding everything back until time catches up.
-                        if let interval, let last = lastTime, let time = fix.timestamp,
-                           (0..<interval).contains(time.timeIntervalSince(last)) { continue }
-                        lastTime = fix.timestamp ?? lastTime
+                        if let interval, let last = lastTime,
+                           (0..<interval).contains(fix.timestamp.timeIntervalSince(last)) { continue }
+                        lastTime = fix.timestamp
                         try output.write(writer.record(fix))
                         printed += 1
                         if printed == 1 { sink.yield(.firstFix) }

@@ -67,7 +67,7 @@ struct LiveAsyncTests {
             // Unbounded: the test wants every fix even if it falls behind (the default keeps the newest 16).
             for try await fix in gps.updates(bufferingPolicy: .unbounded) {
                 received.append(fix)
-                if let time = fix.timestamp, abs(time.timeIntervalSince(expected.last!.date)) < 0.0005 { break }
+                if case let time = fix.timestamp, abs(time.timeIntervalSince(expected.last!.date)) < 0.0005 { break }
             }
             expectTrack(received, equals: expected, refinements: true)   // gpsd 3.25+: an epoch per sentence
         }

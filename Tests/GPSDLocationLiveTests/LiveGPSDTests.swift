@@ -195,7 +195,7 @@ struct LiveGPSDTests {
             func epochs(_ fixes: [Location]) -> [String] {
                 var seen: [String] = []
                 for fix in fixes {
-                    let epoch = "\(fix.timestamp.flatMap(GPSDTime.string(from:)) ?? "-") \(fix.coordinate) \(fix.fix)"
+                    let epoch = "\(GPSDTime.string(from: fix.timestamp) ?? "-") \(fix.coordinate) \(fix.fix)"
                     if seen.last != epoch { seen.append(epoch) }
                 }
                 return seen

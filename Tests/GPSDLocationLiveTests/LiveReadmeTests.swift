@@ -47,7 +47,7 @@ struct LiveReadmeTests {
             print(here.coordinate.latitude, here.coordinate.longitude, here.horizontalAccuracy ?? .nan)
 
             for try await fix in gps.updates(desiredAccuracy: 20, distanceFilter: 5) {
-                print(fix.timestamp!, fix.speed ?? 0)
+                print(fix.timestamp, fix.speed ?? 0)
             }
         }
         let first = printed[0].split(separator: " ").compactMap { Double($0) }
@@ -60,7 +60,7 @@ struct LiveReadmeTests {
         let printed = try await Self.run(printing: 10) { server, print in
             let gps = AsyncLocationManager(server: server)
             for try await fix in gps.updates(desiredAccuracy: 20, distanceFilter: 5) {
-                print(fix.timestamp!, fix.speed ?? 0)
+                print(fix.timestamp, fix.speed ?? 0)
             }
         }
         printed.forEach { Self.expectTimeAndSpeed($0) }

@@ -66,7 +66,7 @@ extension StreamingDelegate {
             switch event {
             case .location(let location):
                 locations.append(location)
-                if let lastTime, let time = location.timestamp, abs(time.timeIntervalSince(lastTime)) < 0.0005 {
+                if let lastTime, case let time = location.timestamp, abs(time.timeIntervalSince(lastTime)) < 0.0005 {
                     return (locations, nil)
                 }
             case .failure(let error):
@@ -94,7 +94,7 @@ func expectTrack(
             epochs.append([fix])
         }
     }
-    #expect(epochs.map { $0[0].timestamp.flatMap(GPSDTime.string(from:)) ?? "no time" } == expected.map(\.time),
+    #expect(epochs.map { GPSDTime.string(from: $0[0].timestamp) ?? "no time" } == expected.map(\.time),
             "every epoch, in order", sourceLocation: sourceLocation)
     for epoch in epochs where epoch.count > 1 {
         #expect(refinements, "epoch \(epoch[0].timestamp as Any) delivered \(epoch.count) times", sourceLocation: sourceLocation)

@@ -61,7 +61,7 @@ extension SampleTests {
                 #expect(first == Array((first.first ?? 0)...(first.last ?? -1)), "no epoch missed: \(first)")
                 #expect(second == Array((second.first ?? 0)...(second.last ?? -1)), "no epoch missed: \(second)")
                 for case .fix(let fix) in lines {
-                    let second = Int(fix.timestamp!.timeIntervalSince(NMEA.Track.start).rounded())
+                    let second = Int(fix.timestamp.timeIntervalSince(NMEA.Track.start).rounded())
                     #expect(abs(fix.coordinate.longitude - Sample.longitude(second)) < 1e-6 && fix.fix == .threeDimensional)
                     #expect(fix.altitude != nil && fix.speed != nil, "the epoch's complete record: \(fix.jsonText)")
                 }
@@ -93,8 +93,8 @@ extension SampleTests {
                 }
                 let lines = try Self.parse(Sample.lines(in: logs))
                 let seconds = lines.compactMap { line -> Int? in
-                    guard case .fix(let fix) = line, let time = fix.timestamp else { return nil }
-                    return Int(time.timeIntervalSince(NMEA.Track.start).rounded())
+                    guard case .fix(let fix) = line else { return nil }
+                    return Int(fix.timestamp.timeIntervalSince(NMEA.Track.start).rounded())
                 }
                 #expect(seconds == Array(0..<10), "every epoch once, the open one included: \(seconds)")
                 guard case .status(let last) = lines.last else { Issue.record("the log ends with its closing line"); return }

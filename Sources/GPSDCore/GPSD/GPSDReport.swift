@@ -4,6 +4,9 @@ package import FoundationEssentials
 package enum GPSDReport: Sendable, Equatable {
     /// A TPV with a fix: mode ≥ 2 and a finite latitude and longitude.
     case fix(Location)
+    /// A TPV with a fix but without a time (a receiver's first report of a session, before it knows the date):
+    /// a fix cannot be placed among the others without one.
+    case fixWithoutTime(device: String?)
     /// A TPV without a fix (mode 0 or 1, or no position), with its time if it had one.
     case noFix(device: String?, time: Date?)
     /// A GST report: the receiver's 1-sigma position errors for the epoch at `time`.

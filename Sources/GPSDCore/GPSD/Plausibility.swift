@@ -174,8 +174,8 @@ package enum Plausibility {
         for (name, value, range) in ranges {
             if let value, !(value.isFinite && range.contains(value)) { return "\(name) \(value)" }
         }
-        if let timestamp = location.timestamp, !isPlausible(timestamp) {
-            return "time \(timestamp.timeIntervalSince1970) s since 1970"
+        if !isPlausible(location.timestamp) {
+            return "time \(location.timestamp.timeIntervalSince1970) s since 1970"
         }
         return nil
     }

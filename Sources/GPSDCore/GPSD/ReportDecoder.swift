@@ -105,6 +105,7 @@ package final class ReportDecoder {
         guard let latitude = Plausibility.check(report.latitude, Plausibility.latitude, .latitude, into: &problems),
               let longitude = Plausibility.check(report.longitude, Plausibility.longitude, .longitude, into: &problems)
         else { return .other }
+        guard let timestamp else { return .fixWithoutTime(device: device) }
         func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
             Plausibility.check(value, range, kind, into: &problems)
         }

@@ -7,7 +7,7 @@ import Glibc
 /// Foundation's formatters truncate, so `.100` can print as `.099`. These round to the millisecond.
 ///
 /// ```swift
-/// GPSDTime.string(from: fix.timestamp!)          // Optional("2025-06-01T12:00:05.100Z")
+/// GPSDTime.string(from: fix.timestamp)           // Optional("2025-06-01T12:00:05.100Z")
 /// GPSDTime.date(from: "2025-06-01T12:00:05.100Z")
 /// ```
 public enum GPSDTime {

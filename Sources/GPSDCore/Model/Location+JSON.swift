@@ -58,7 +58,7 @@ extension Location {
         func number(_ key: JSONKey, _ value: Double?) {
             if let value, value.isFinite { body(key.rawValue, JSONText.number(value)) }
         }
-        if let timestamp, let time = GPSDTime.string(from: timestamp) { body("timestamp", JSONText.quoted(time)) }
+        if let time = GPSDTime.string(from: timestamp) { body("timestamp", JSONText.quoted(time)) }
         if includingCoordinate {
             body("latitude", coordinate.latitude.isFinite ? JSONText.number(coordinate.latitude) : "null")
             body("longitude", coordinate.longitude.isFinite ? JSONText.number(coordinate.longitude) : "null")
@@ -85,14 +85,12 @@ extension Location {
     /// be written: it throws `EncodingError.invalidValue`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: JSONKey.self)
-        if let timestamp {
-            guard let time = GPSDTime.string(from: timestamp) else {
-                // The seconds, not the Date: Foundation traps describing a Date of NaN, as the error's description would.
-                throw EncodingError.invalidValue(timestamp.timeIntervalSince1970, .init(
-                    codingPath: container.codingPath + [JSONKey.timestamp], debugDescription: "the time has no calendar date"))
-            }
-            try container.encode(time, forKey: .timestamp)
+        guard let time = GPSDTime.string(from: timestamp) else {
+            // The seconds, not the Date: Foundation traps describing a Date of NaN, as the error's description would.
+            throw EncodingError.invalidValue(timestamp.timeIntervalSince1970, .init(
+                codingPath: container.codingPath + [JSONKey.timestamp], debugDescription: "the time has no calendar date"))
         }
+        try container.encode(time, forKey: .timestamp)
         for (key, value) in [(JSONKey.latitude, coordinate.latitude), (.longitude, coordinate.longitude)] {
             try container.encode(try Self.finite(value, key, container.codingPath), forKey: key)
         }
@@ -106,7 +104,7 @@ extension Location {
 
     /// Reads the flat object of ``jsonText``. A value that cannot be true (latitude 91, a negative speed, a time
     /// that is not a calendar time from 1980 to 2099) throws `DecodingError.dataCorrupted` naming the key; a fix
-    /// without a latitude or longitude throws `DecodingError.keyNotFound`. `fix` and `status` default to 3D and
+    /// without a time, a latitude or a longitude throws `DecodingError.keyNotFound`. `fix` and `status` default to 3D and
     /// `gps` when absent.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: JSONKey.self)
@@ -124,14 +122,14 @@ extension Location {
             }
             return value
         }
-        var timestamp: Date?
-        if let text = try container.decodeIfPresent(String.self, forKey: .timestamp) {
-            guard Plausibility.isCalendarTime(Substring(text)), let date = GPSDTime.date(from: text),
-                  Plausibility.isPlausible(date) else {
+        func time() throws -> Date {
+            let text = try container.decode(String.self, forKey: .timestamp)
+            guard Plausibility.isCalendarTime(Substring(text)), let timestamp = GPSDTime.date(from: text),
+                  Plausibility.isPlausible(timestamp) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .timestamp, in: container, debugDescription: "\(text) is not an ISO 8601 UTC time")
             }
-            timestamp = date
+            return timestamp
         }
         let latitudeDeviation = try number(.latitudeDeviation, Plausibility.positionError)
         let longitudeDeviation = try number(.longitudeDeviation, Plausibility.positionError)
@@ -160,7 +158,7 @@ extension Location {
             course: try number(.course, Plausibility.course).map { $0 == 360 ? 0 : $0 },
             courseAccuracy: try number(.courseAccuracy, Plausibility.courseError),
             climb: try number(.climb, Plausibility.climb),
-            timestamp: timestamp,
+            timestamp: try time(),   // after the values, so that one that cannot be true is named first
             fix: try container.decodeIfPresent(Fix.self, forKey: .fix) ?? .threeDimensional,
             status: try container.decodeIfPresent(Status.self, forKey: .status) ?? .gps,
             device: try container.decodeIfPresent(String.self, forKey: .device)

@@ -40,9 +40,9 @@ extension Location {
     /// longitude and height above the ellipsoid by Bowring's iteration, to well under a millimetre for any point
     /// farther than about 50 km from the Earth's centre.
     ///
-    /// The result has only a ``coordinate`` (longitude in -180 ..< 180) and an ``ellipsoidalAltitude``; its
-    /// ``altitude`` above mean sea level is `nil` (that needs a geoid model), as are its accuracies, speed,
-    /// course and timestamp. A latitude outside -90 ... 90, or any input that is NaN or infinite, gives NaN
+    /// The result has only a ``coordinate`` (longitude in -180 ..< 180), an ``ellipsoidalAltitude`` and this
+    /// location's ``timestamp``; its ``altitude`` above mean sea level is `nil` (that needs a geoid model), as are
+    /// its accuracies, speed and course. A latitude outside -90 ... 90, or any input that is NaN or infinite, gives NaN
     /// latitude, longitude and ellipsoidal altitude.
     ///
     /// ```swift
@@ -52,12 +52,12 @@ extension Location {
     /// ```
     public func location(atOffset offset: LocalOffset) -> Location {
         guard coordinate.isGeodetic, (ellipsoidalAltitude ?? 0).isFinite else {
-            return Location(coordinate: .init(latitude: .nan, longitude: .nan), ellipsoidalAltitude: .nan)
+            return Location(coordinate: .init(latitude: .nan, longitude: .nan), ellipsoidalAltitude: .nan, timestamp: timestamp)
         }
         let origin = Geodesy.ecef(coordinate, height: ellipsoidalAltitude ?? 0)
         let delta = Geodesy.ecefDelta(offset, at: coordinate)
         let (point, height) = Geodesy.geodetic(x: origin.x + delta.x, y: origin.y + delta.y, z: origin.z + delta.z)
-        return Location(coordinate: point, ellipsoidalAltitude: height)
+        return Location(coordinate: point, ellipsoidalAltitude: height, timestamp: timestamp)
     }
 }
 

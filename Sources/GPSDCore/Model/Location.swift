@@ -90,8 +90,9 @@ public struct Location: Sendable, Hashable, Codable {
     public var courseAccuracy: Double?
     /// Vertical speed in metres per second, positive upwards.
     public var climb: Double?
-    /// The fix's own UTC time, as the receiver reported it; `nil` if it reported none yet.
-    public var timestamp: Date?
+    /// The fix's own UTC time, as the receiver reported it. Every fix a manager delivers has one: a report
+    /// without a time (a receiver's first of a session, before it knows the date) is held back.
+    public var timestamp: Date
     /// 2D or 3D.
     public var fix: Fix
     /// How the fix was obtained.
@@ -143,28 +144,46 @@ public struct Location: Sendable, Hashable, Codable {
         }
     }
 
-    /// When a fix reached this process. For a fix gpsd held (asked for with `?POLL;`), when gpsd had it, as far as
-    /// gpsd's clock tells.
+    /// When a fix reached this process, and how long before that the receiver measured it.
     public struct Arrival: Sendable, Hashable {
-        /// On the monotonic clock: for ages (``Location/age``).
+        /// When it reached this process, on the monotonic clock.
         public var instant: ContinuousClock.Instant
-        /// On the wall clock: for logs.
+        /// When it reached this process, on the wall clock: for logs.
         public var date: Date
+        /// How long before it reached this process the receiver measured it, as the manager estimates it (see
+        /// ``Location/age``); `nil` when that cannot be established: a fix gpsd held, asked for with `?POLL;`,
+        /// before any live fix of its receiver arrived, whose time gpsd's clock cannot vouch for.
+        public var delay: Duration?
 
-        public init(instant: ContinuousClock.Instant, date: Date) {
+        public init(instant: ContinuousClock.Instant, date: Date, delay: Duration? = .zero) {
             self.instant = instant
             self.date = date
+            self.delay = delay
         }
+
+        /// When the receiver measured the fix, on the monotonic clock; `nil` when the delay is unknown.
+        public var measured: ContinuousClock.Instant? { delay.map { instant.advanced(by: .zero - $0) } }
     }
 
-    /// How long ago the fix reached this process (``arrival``), by the monotonic clock; `nil` without an arrival.
+    /// How long ago the receiver measured the fix, on the monotonic clock; `nil` when that is not established
+    /// (no ``arrival``, or a held fix of unknown ``Arrival/delay``). Never judged by the wall clock, which can be
+    /// years off on a computer without a real-time clock, nor by when the fix reached this process alone, which
+    /// says nothing of a fix that waited in gpsd.
+    ///
+    /// The manager relates each receiver's time to the monotonic clock by its least-delayed recent fix (the
+    /// smallest arrival time minus receiver time over the last 32 s of receiver time, started afresh when the
+    /// receiver's time steps back), so each fix of a backlog that arrives in one burst after a stall reports its
+    /// own lag. The age counts from when the fix would have arrived with the least delay seen: the receiver's
+    /// own computation and its serial line's constant latency are not in it. A fix gpsd held (``LocationManager``'s
+    /// `?POLL;`) is judged by its receiver's live fixes when some arrived, else by gpsd's time of the poll if that
+    /// is within a day after the fix's time; otherwise its age is unknown, and it is not fresh.
     ///
     /// ```swift
-    /// if let age = manager.location?.age, age > .seconds(2) { print("position is stale") }
+    /// if let age = manager.location?.age, age < .seconds(2) { steer(by: manager.location!) } else { stop() }
     /// ```
-    public var age: Duration? { arrival.map { $0.instant.duration(to: .now) } }
+    public var age: Duration? { arrival?.measured.map { $0.duration(to: .now) } }
 
-    /// Makes a location; every value but the coordinate is optional.
+    /// Makes a location; every value but the coordinate is optional, and the time is now unless given.
     ///
     /// ```swift
     /// let fix = Location(coordinate: .init(latitude: -33.8568, longitude: 151.2153), altitude: 12,
@@ -185,7 +204,7 @@ public struct Location: Sendable, Hashable, Codable {
         course: Double? = nil,
         courseAccuracy: Double? = nil,
         climb: Double? = nil,
-        timestamp: Date? = nil,
+        timestamp: Date = Date(),
         fix: Fix = .threeDimensional,
         status: Status = .gps,
         device: String? = nil
@@ -241,7 +260,7 @@ extension Location: CustomStringConvertible {
         if let speed { text += " " + JSONText.fixed(speed, digits: 2) + " m/s" }
         if let course { text += " " + JSONText.fixed(course, digits: 1) + "°" }
         text += " \(fix.rawValue) \(status.rawValue)"
-        if let timestamp, let time = GPSDTime.string(from: timestamp) { text += " @ " + time }
+        if let time = GPSDTime.string(from: timestamp) { text += " @ " + time }
         return text
     }
 }

@@ -116,7 +116,7 @@ public final class AsyncLocationManager: Sendable {
         clock: C
     ) async throws -> Location where C.Duration == Duration {
         try Task.checkCancellation()
-        if let maximumAge, let latest = manager.latestFix, latest.age <= maximumAge,
+        if let maximumAge, let latest = manager.latestFix, let age = latest.age, age <= maximumAge,
            latest.location.meets(desiredAccuracy: desiredAccuracy) {
             return latest.location
         }

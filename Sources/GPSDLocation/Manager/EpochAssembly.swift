@@ -15,16 +15,28 @@ struct EpochAssembly {
     private var deviations: [String: (deviation: Location.Deviation, time: Date)] = [:]
     /// The newest fix each receiver reported live (not a POLL reply's), by device: what its epoch's GST completes.
     private var newestLiveFix: [String: Location] = [:]
-    /// The newest fix and the monotonic time it was current.
-    private(set) var latest: (location: Location, at: Duration)?
+    /// The newest fix, and the monotonic time the receiver measured it, when that is known.
+    private(set) var latest: (location: Location, measured: Duration?)?
+    /// Each receiver's relation of its time to the monotonic clock, by device: what ages are estimated by.
+    private var clocks: [String: ReceiverClockFilter] = [:]
     private(set) var satellites: SatelliteCount?
     private(set) var statistics = ReportStatistics()
     private var loggedProblems: Set<ReportProblem.Kind> = []
 
+    /// Where a fix comes from.
+    enum Origin: Equatable {
+        /// The receiver just reported it.
+        case live
+        /// A POLL reply, gpsd's time of the poll with it: gpsd held the fix, for however long.
+        case held(polledAt: Date?)
+        /// A live fix, completed by its epoch's GST that came after it: its arrival is the fix's.
+        case completed
+
+        var isHeld: Bool { if case .held = self { true } else { false } }
+    }
+
     /// What became of a fix.
     enum OnFix {
-        /// It has no time (a receiver's first report of a session, before it knows the date): held back, counted.
-        case withoutTime
         /// A held fix older than the newest one: dropped.
         case older
         /// It adds nothing to its epoch's fix already passed on.
@@ -38,35 +50,49 @@ struct EpochAssembly {
     /// passed on twice, is forgotten.
     mutating func startAfresh() {
         coalescer.reset()
+        clocks.removeAll()
         deviations.removeAll()
         newestLiveFix.removeAll()
     }
 
-    /// A fix of the current session: `age` is nil for one the receiver just reported, and gpsd's estimate of
-    /// its age for one from a POLL reply (its held fix); it arrived at monotonic time `now`, as `arrival` says.
-    mutating func assemble(
-        _ reported: Location, age: Duration?, now: Duration, arrival: Location.Arrival
-    ) -> OnFix {
-        guard reported.timestamp != nil else {
-            statistics.fixesWithoutTime += 1
-            return .withoutTime
+    /// A fix of the current session, from `origin`, that arrived at monotonic time `now`, as `arrival` says
+    /// (the first arrival, for a fix ``Origin/completed`` by its GST). Its arrival is set, with how long before
+    /// it the receiver measured it (``ReceiverClockFilter``): for a held fix, by the receiver's live fixes, or
+    /// else by gpsd's clock (``heldDelay(of:polledAt:)``), or not at all.
+    mutating func assemble(_ reported: Location, origin: Origin, now: Duration, arrival: Location.Arrival) -> OnFix {
+        let key = reported.device ?? ""
+        var delay: Duration?
+        switch origin {
+        case .live: break   // once it is accepted: an earlier record of an epoch passed on tells nothing of the clock
+        case .completed: delay = arrival.delay
+        case .held(let time):
+            delay = clocks[key]?.delay(ofHeldFixAt: reported.timestamp, arrivedAt: now)
+                ?? Self.heldDelay(of: reported, polledAt: time)
+            // A held fix is passed on only if it is newer than the newest, as far as anyone can tell.
+            if let latest, latest.location.device == reported.device,
+               latest.location.timestamp >= reported.timestamp { return .older }
+            if let latest, let measured = latest.measured, delay.map({ now - $0 < measured }) ?? true {
+                return .older
+            }
         }
-        let current = now - (age ?? .zero)
-        if let latest, latest.at > current { return .older }
         let forgotten = coalescer.knows(reported.device) ? nil : makeRoomForAReceiver()   // before it is counted
         var location = reported
-        if location.deviation == nil, let known = deviations[location.device ?? ""], known.time == location.timestamp {
+        if location.deviation == nil, let known = deviations[key], known.time == location.timestamp {
             location.deviation = known.deviation   // the epoch's GST came first
         }
         guard coalescer.accept(location) else {
             assert(forgotten == nil, "the first fix of a receiver is always passed on")
             return .repeated
         }
-        let heldFor = age ?? .zero
-        location.arrival = Location.Arrival(
-            instant: arrival.instant.advanced(by: .zero - heldFor), date: arrival.date.addingTimeInterval(-heldFor.timeInterval))
-        latest = (location, current)
-        if age == nil { newestLiveFix[location.device ?? ""] = location }
+        if origin == .live {
+            delay = clocks[key, default: ReceiverClockFilter()].delay(ofLiveFixAt: location.timestamp, arrivedAt: now)
+        }
+        location.arrival = Location.Arrival(instant: arrival.instant, date: arrival.date, delay: delay)
+        latest = (location, delay.map { now - $0 })
+        switch origin {
+        case .held: break
+        case .live, .completed: newestLiveFix[key] = location
+        }
         return .accepted(location, forgotten: forgotten)
     }
 
@@ -84,6 +110,11 @@ struct EpochAssembly {
         completed.deviation = deviation
         completed.arrival = nil
         return (completed, firstArrival)
+    }
+
+    /// A fix without a time: held back, counted.
+    mutating func fixWithoutTime() {
+        statistics.fixesWithoutTime += 1
     }
 
     /// A SKY report's counts.
@@ -106,17 +137,20 @@ struct EpochAssembly {
     private mutating func makeRoomForAReceiver() -> String? {
         guard coalescer.receiverCount >= Self.maximumReceivers, let oldest = coalescer.oldestReceiver else { return nil }
         coalescer.forget(oldest)
+        clocks[oldest] = nil
         newestLiveFix[oldest] = nil
         deviations[oldest] = nil
         return oldest
     }
 
-    /// How old a fix from a POLL reply was, by gpsd's clock: the poll's time minus the fix's. Only when the
-    /// two are plausibly on the same clock (0 to 1 day apart); a replayed log's fix times can be years off,
-    /// and then gpsd holding the fix is the best freshness we know.
-    static func age(of location: Location, polledAt time: Date?) -> Duration {
-        guard let time, let fixTime = location.timestamp else { return .zero }
-        let seconds = time.timeIntervalSince(fixTime)
-        return (0...86_400).contains(seconds) ? .seconds(seconds) : .zero
+    /// How old a fix from a POLL reply was by gpsd's clock, when nothing better tells: the poll's time minus
+    /// the fix's, if the two are plausibly on the same clock (the fix at most a second ahead, at most a day
+    /// behind); otherwise `nil`, unknown. A replayed log's times can be years off, and so can the clock of a
+    /// computer without a real-time clock: a fix whose age is unknown is not fresh.
+    static func heldDelay(of location: Location, polledAt time: Date?) -> Duration? {
+        guard let time else { return nil }
+        let seconds = time.timeIntervalSince(location.timestamp)
+        guard (-1...86_400).contains(seconds) else { return nil }
+        return .seconds(max(0, seconds))
     }
 }

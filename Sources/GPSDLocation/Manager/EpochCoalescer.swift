@@ -22,10 +22,9 @@ struct EpochCoalescer {
             return true
         }
         if fix == previous { return false }
-        if let time = fix.timestamp, let previousTime = previous.timestamp {
-            if time == previousTime, !fix.addsInformation(to: previous) { return false }
-            if time < previousTime, previousTime.timeIntervalSince(time) <= discontinuity { return false }
-        }
+        let (time, previousTime) = (fix.timestamp, previous.timestamp)
+        if time == previousTime, !fix.addsInformation(to: previous) { return false }
+        if time < previousTime, previousTime.timeIntervalSince(time) <= discontinuity { return false }
         last[key] = fix
         return true
     }

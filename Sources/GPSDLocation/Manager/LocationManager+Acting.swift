@@ -66,10 +66,10 @@ extension LocationManager {
         modifyStateAndRunActions { ($0.machine.removeObserver(id), []) }
     }
 
-    /// The newest fix and how long ago it was current.
-    package var latestFix: (location: Location, age: Duration)? {
+    /// The newest fix and how long ago the receiver measured it, `nil` if that is not known.
+    package var latestFix: (location: Location, age: Duration?)? {
         let now = clock.now
-        return storage.read { state in state.machine.epochs.latest.map { ($0.location, now - $0.at) } }
+        return storage.read { state in state.machine.epochs.latest.map { ($0.location, $0.measured.map { now - $0 }) } }
     }
 
     // MARK: Acting

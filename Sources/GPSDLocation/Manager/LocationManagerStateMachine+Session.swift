@@ -90,11 +90,15 @@ extension LocationManagerStateMachine {
     private mutating func handle(_ report: GPSDReport, now: Duration, arrival: Location.Arrival) -> [Action] {
         switch report {
         case .fix(let location):
-            return receive(location, age: nil, now: now, arrival: arrival)
+            return receive(location, origin: .live, now: now, arrival: arrival)
+        case .fixWithoutTime:
+            // A receiver's first report of a session, before it knows the date: held back, counted.
+            epochs.fixWithoutTime()
+            return announce(status.reportArrived())
         case .poll(let time, let reports):
             return reports.flatMap { report -> [Action] in
                 guard case .fix(let location) = report else { return [] }
-                return receive(location, age: EpochAssembly.age(of: location, polledAt: time), now: now, arrival: arrival)
+                return receive(location, origin: .held(polledAt: time), now: now, arrival: arrival)
             }
         case .sky(let count):
             epochs.sky(count)
@@ -112,7 +116,7 @@ extension LocationManagerStateMachine {
             guard let time, let (completed, firstArrival) = epochs.deviation(deviation, device: device, time: time) else {
                 return announce(status.reportArrived())
             }
-            return receive(completed, age: nil, now: now, arrival: firstArrival)
+            return receive(completed, origin: .completed, now: now, arrival: firstArrival)
         case .other: return announce(status.reportArrived())
         case .error(let message):
             // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
@@ -120,15 +124,14 @@ extension LocationManagerStateMachine {
         }
     }
 
-    /// A fix of the current session (`age` as ``EpochAssembly/assemble(_:age:now:arrival:)`` takes it), through
-    /// the epoch assembly to the subscriptions.
+    /// A fix of the current session (from `origin`, as ``EpochAssembly/assemble(_:origin:now:arrival:)`` takes
+    /// it), through the epoch assembly to the subscriptions.
     private mutating func receive(
-        _ reported: Location, age: Duration?, now: Duration, arrival: Location.Arrival
+        _ reported: Location, origin: EpochAssembly.Origin, now: Duration, arrival: Location.Arrival
     ) -> [Action] {
         let location: Location
         var actions: [Action]
-        switch epochs.assemble(reported, age: age, now: now, arrival: arrival) {
-        case .withoutTime: return announce(status.reportArrived())
+        switch epochs.assemble(reported, origin: origin, now: now, arrival: arrival) {
         case .older: return []
         case .repeated: return announce(status.reportArrived())
         case .accepted(let accepted, let forgotten):
@@ -136,7 +139,7 @@ extension LocationManagerStateMachine {
             actions = forgotten.map { subscriptions.forget(receiver: $0).actions } ?? []
         }
         actions += announce(status.fix(location))
-        let delivery = subscriptions.deliver(location, age: age)
+        let delivery = subscriptions.deliver(location, held: origin.isHeld)
         actions += delivery.notifications.actions
         if delivery.toDelegate { actions.append(.deliver([location], generation: subscriptions.generation)) }
         return delivery.endedAny ? actions + demandChanged() : actions

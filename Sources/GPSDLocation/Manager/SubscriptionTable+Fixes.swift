@@ -11,16 +11,16 @@ extension SubscriptionTable {
         var endedAny = false
     }
 
-    /// A fix, as the epoch assembly passed it on: `age` is nil for one the receiver just reported, and gpsd's
-    /// estimate of its age for one from a POLL reply (its held fix). Each subscription whose filters it passes
-    /// takes it: a one-shot then ends; a stream taking complete epochs holds it until its epoch is over.
-    mutating func deliver(_ location: Location, age: Duration?) -> FixDelivery {
+    /// A fix, as the epoch assembly passed it on: one the receiver just reported, or one gpsd `held` (from a POLL
+    /// reply), whose age is its arrival's delay, if known. Each subscription whose filters it passes takes it: a
+    /// one-shot then ends; a stream taking complete epochs holds it until its epoch is over.
+    mutating func deliver(_ location: Location, held: Bool) -> FixDelivery {
         var delivery = FixDelivery()
         var ended: [SubscriptionID] = []
         var index = subscriptions.startIndex
         while index != subscriptions.endIndex {
             defer { subscriptions.formIndex(after: &index) }
-            if let age, !subscriptions.values[index].takesHeldFix(aged: age) { continue }
+            if held, !subscriptions.values[index].takesHeldFix(aged: location.arrival?.delay) { continue }
             if subscriptions.values[index].takesCompleteEpochs {
                 hold(location, at: index, into: &delivery.notifications)
                 continue

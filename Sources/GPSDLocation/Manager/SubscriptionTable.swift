@@ -248,13 +248,15 @@ struct Subscription {
         return false
     }
 
-    /// Whether a fix from a POLL reply (gpsd's held fix, `age` old) may go to this subscription: streams carry
-    /// the receiver's live fixes only; a one-shot request takes a held fix its `maximumAge` allows; the
-    /// delegate takes the newest fix there is.
-    func takesHeldFix(aged age: Duration) -> Bool {
+    /// Whether a fix from a POLL reply (gpsd's held fix, `age` old, `nil` if that is unknown) may go to this
+    /// subscription: streams carry the receiver's live fixes only; a one-shot request takes a held fix its
+    /// `maximumAge` allows, if its age is known; the delegate takes the newest fix there is.
+    func takesHeldFix(aged age: Duration?) -> Bool {
         switch consumer {
-        case .delegate: true
-        case .consumer(_, let request): request.isOneShot && request.maximumAge.map { age <= $0 } ?? false
+        case .delegate: return true
+        case .consumer(_, let request):
+            guard request.isOneShot, let maximumAge = request.maximumAge, let age else { return false }
+            return age <= maximumAge
         }
     }
 }

@@ -66,7 +66,7 @@ struct AsyncConcurrencyTests {
                     case 45..<55:
                         let fix = Location.sample(second: firstSecond + step, accuracy: 5)
                         sent.append(fix)
-                        source.send(.report(.poll(time: fix.timestamp!.addingTimeInterval(1), reports: [.fix(fix)])))
+                        source.send(.report(.poll(time: fix.timestamp.addingTimeInterval(1), reports: [.fix(fix)])))
                     case 55..<80: clock.advance(by: .milliseconds(250 * Int.random(in: 1...4, using: &random)))
                     case 80..<90: managerClock.advance(by: .seconds(1))
                     case 90..<96: await gps.stop()

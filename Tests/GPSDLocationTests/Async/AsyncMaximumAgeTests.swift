@@ -84,12 +84,12 @@ struct AsyncMaximumAgeTests {
 
         // gpsd holds a fix 8 s old: too old.
         let stale = Location.sample(second: 1)
-        rig.source.send(.report(.poll(time: stale.timestamp!.addingTimeInterval(8), reports: [.fix(stale)])))
+        rig.source.send(.report(.poll(time: stale.timestamp.addingTimeInterval(8), reports: [.fix(stale)])))
         #expect(rig.clock.sleeperCount == 1, "still waiting")
 
         // A later poll reply holds a fix 3 s old: young enough.
         let young = Location.sample(second: 20)
-        rig.source.send(.report(.poll(time: young.timestamp!.addingTimeInterval(3), reports: [.fix(young)])))
+        rig.source.send(.report(.poll(time: young.timestamp.addingTimeInterval(3), reports: [.fix(young)])))
         #expect(await request.value == .fix(young))
         #expect(!rig.source.isRunning)
     }
@@ -101,7 +101,7 @@ struct AsyncMaximumAgeTests {
         #expect(rig.source.heldFixRequestCount == 0)
 
         let polled = Location.sample(second: 1)
-        rig.source.send(.report(.poll(time: polled.timestamp!.addingTimeInterval(1), reports: [.fix(polled)])))
+        rig.source.send(.report(.poll(time: polled.timestamp.addingTimeInterval(1), reports: [.fix(polled)])))
         #expect(rig.clock.sleeperCount == 1, "a polled fix is not a new one")
 
         let live = Location.sample(second: 2)

@@ -41,7 +41,7 @@ enum AsyncOutcome: Sendable, Equatable, CustomStringConvertible {
 extension Location {
     /// The second of a `Location.sample` and its accuracy, for messages: "17 ±5.0".
     var shortDescription: String {
-        let second = timestamp.map { Int($0.timeIntervalSince1970) - 1_748_779_200 }.map(String.init) ?? "?"
+        let second = Int(timestamp.timeIntervalSince1970) - 1_748_779_200
         return "\(second) ±\(horizontalAccuracy.map { "\($0)" } ?? "?")"
     }
 }

@@ -197,7 +197,7 @@ struct AsyncUpdatesTests {
         let request = rig.request(maximumAge: .seconds(5))
         await rig.clock.waitForSleepers(1)
         let polled = Location.sample(second: 1)
-        rig.source.send(.report(.poll(time: polled.timestamp!.addingTimeInterval(2), reports: [.fix(polled)])))
+        rig.source.send(.report(.poll(time: polled.timestamp.addingTimeInterval(2), reports: [.fix(polled)])))
         #expect(await request.value == .fix(polled))
         let live = Location.sample(second: 4)
         rig.source.send(live)

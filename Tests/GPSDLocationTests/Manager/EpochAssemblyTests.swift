@@ -14,14 +14,12 @@ struct EpochAssemblyTests {
 
     /// What became of a fix, comparable. `Location`'s equality leaves the arrival out: tests check it apart.
     enum Outcome: Equatable {
-        case withoutTime
         case older
         case repeated
         case accepted(Location, forgotten: String?)
 
         init(_ onFix: EpochAssembly.OnFix) {
             switch onFix {
-            case .withoutTime: self = .withoutTime
             case .older: self = .older
             case .repeated: self = .repeated
             case .accepted(let location, let forgotten): self = .accepted(location, forgotten: forgotten)
@@ -35,12 +33,12 @@ struct EpochAssemblyTests {
         }
     }
 
-    /// Assembles `fix` at monotonic time `seconds`: a live fix, or a held one `age` old.
+    /// Assembles `fix` at monotonic time `seconds`: a live fix, or a held one polled at `polledAt`.
     static func assemble(
-        _ assembly: inout EpochAssembly, _ fix: Location, age: Duration? = nil, at seconds: Int = 10,
+        _ assembly: inout EpochAssembly, _ fix: Location, origin: EpochAssembly.Origin = .live, at seconds: Double = 10,
         arrival: Location.Arrival = Self.arrival
     ) -> Outcome {
-        Outcome(assembly.assemble(fix, age: age, now: .seconds(seconds), arrival: arrival))
+        Outcome(assembly.assemble(fix, origin: origin, now: .seconds(seconds), arrival: arrival))
     }
 
     /// The time of the test's fix `second`.
@@ -48,15 +46,12 @@ struct EpochAssemblyTests {
 
     // MARK: Fixes
 
-    @Test func assembleAFixWithoutTimeHoldsItBackAndCountsIt() {
+    @Test func fixWithoutTimeCountsIt() {
         var assembly = EpochAssembly()
-        var fix = Location.sample(second: 1)
-        fix.timestamp = nil
-        #expect(Self.assemble(&assembly, fix) == .withoutTime)
-        #expect(Self.assemble(&assembly, fix) == .withoutTime)
+        assembly.fixWithoutTime()
+        assembly.fixWithoutTime()
         #expect(assembly.statistics.fixesWithoutTime == 2)
         #expect(assembly.latest == nil)
-        #expect(!assembly.coalescer.knows(fix.device))
     }
 
     @Test func assembleAFirstFixAcceptsItWithItsArrivalAsTheNewest() throws {
@@ -65,17 +60,31 @@ struct EpochAssemblyTests {
         let outcome = Self.assemble(&assembly, fix, at: 7)
         #expect(outcome == .accepted(fix, forgotten: nil))
         #expect(outcome.accepted?.arrival == Self.arrival)
+        #expect(outcome.accepted?.arrival?.delay == .zero)
         let latest = try #require(assembly.latest)
         #expect(latest.location == fix)
-        #expect(latest.at == .seconds(7))
+        #expect(latest.measured == .seconds(7))
     }
 
     @Test func assembleAHeldFixOlderThanTheNewestIsOlder() throws {
         var assembly = EpochAssembly()
         let live = Location.sample(second: 2)
         _ = Self.assemble(&assembly, live, at: 10)
-        // Current 5 s before now: at 6 s, before the live fix's 10 s.
-        #expect(Self.assemble(&assembly, Location.sample(second: 1), age: .seconds(5), at: 11) == .older)
+        // Measured a second before the live fix, by the receiver's own clock.
+        #expect(Self.assemble(&assembly, Location.sample(second: 1), origin: .held(polledAt: Self.time(2)), at: 11) == .older)
+        #expect(try #require(assembly.latest).location == live)
+    }
+
+    @Test func assembleAHeldFixOfAnotherReceiverMeasuredBeforeTheNewestIsOlder() throws {
+        var assembly = EpochAssembly()
+        let live = Location.sample(second: 2)
+        _ = Self.assemble(&assembly, live, at: 10)
+        var other = Location.sample(second: 1)
+        other.device = "/dev/other"
+        // gpsd's clock says it was 5 s old at 11 s: measured at 6 s, before the live fix's 10 s.
+        #expect(Self.assemble(&assembly, other, origin: .held(polledAt: Self.time(6)), at: 11) == .older)
+        // Of unknown age: not newer, as far as anyone can tell.
+        #expect(Self.assemble(&assembly, other, origin: .held(polledAt: nil), at: 11) == .older)
         #expect(try #require(assembly.latest).location == live)
     }
 
@@ -83,17 +92,55 @@ struct EpochAssemblyTests {
         var assembly = EpochAssembly()
         _ = Self.assemble(&assembly, Location.sample(second: 1), at: 10)
         let held = Location.sample(second: 2)
-        #expect(Self.assemble(&assembly, held, age: .seconds(1), at: 12) == .accepted(held, forgotten: nil))
-        #expect(try #require(assembly.latest).at == .seconds(11))
+        // By the live fix, the receiver's second 2 came at 11 s with no delay: a second before it arrived at 12 s.
+        let outcome = Self.assemble(&assembly, held, origin: .held(polledAt: Self.time(50)), at: 12)
+        #expect(outcome == .accepted(held, forgotten: nil))
+        #expect(outcome.accepted?.arrival?.delay == .seconds(1))
+        #expect(try #require(assembly.latest).measured == .seconds(11))
     }
 
-    @Test func assembleAHeldFixSetsItsArrivalBackByItsAge() throws {
+    @Test func assembleAHeldFixWithoutLiveFixesIsAgedByGPSDsClock() throws {
         var assembly = EpochAssembly()
-        let outcome = Self.assemble(&assembly, Location.sample(second: 1), age: .milliseconds(3500), at: 20)
+        let outcome = Self.assemble(
+            &assembly, Location.sample(second: 1), origin: .held(polledAt: Self.time(1).addingTimeInterval(3.5)), at: 20)
         let arrival = try #require(outcome.accepted?.arrival)
-        #expect(arrival.instant == Self.arrival.instant.advanced(by: .milliseconds(-3500)))
-        #expect(arrival.date == Self.arrival.date.addingTimeInterval(-3.5))
-        #expect(try #require(assembly.latest).at == .milliseconds(16_500))
+        #expect(arrival.instant == Self.arrival.instant)
+        #expect(arrival.date == Self.arrival.date)
+        #expect(arrival.delay == .milliseconds(3500))
+        #expect(try #require(assembly.latest).measured == .milliseconds(16_500))
+    }
+
+    @Test func assembleAHeldFixAYearFromGPSDsClockHasNoAge() throws {
+        var assembly = EpochAssembly()
+        let fix = Location.sample(second: 1)
+        let polled = Self.time(1).addingTimeInterval(-365 * 86_400)   // the log is dated a year ahead
+        let outcome = Self.assemble(&assembly, fix, origin: .held(polledAt: polled), at: 20)
+        #expect(outcome == .accepted(fix, forgotten: nil))
+        #expect(outcome.accepted?.arrival?.delay == nil)
+        #expect(outcome.accepted?.age == nil)
+        let latest = try #require(assembly.latest)
+        #expect(latest.location == fix && latest.measured == nil)
+    }
+
+    @Test func assembleLiveFixesOfABacklogBurstEachCarryTheirOwnDelay() throws {
+        var assembly = EpochAssembly()
+        for second in 0..<5 { _ = Self.assemble(&assembly, Location.sample(second: second), at: 100 + Double(second)) }
+        // gpsd stalled from second 5 to 11: the fixes of seconds 5 to 10 arrive together at 111 s.
+        for second in 5...10 {
+            let outcome = Self.assemble(&assembly, Location.sample(second: second), at: 111)
+            #expect(outcome.accepted?.arrival?.delay == .seconds(11 - second))
+        }
+        let next = try #require(Self.assemble(&assembly, Location.sample(second: 11), at: 111.02).accepted?.arrival?.delay)
+        #expect(next > .microseconds(19_999) && next < .microseconds(20_001))
+    }
+
+    @Test func assembleAFixCompletedByItsGSTKeepsItsFirstArrivalsDelay() throws {
+        var assembly = EpochAssembly()
+        _ = Self.assemble(&assembly, Location.sample(second: 0), at: 100)
+        let late = Location.Arrival(instant: Self.arrival.instant, date: Self.arrival.date, delay: .seconds(3))
+        let outcome = Self.assemble(&assembly, Location.sample(second: 1), origin: .completed, at: 104, arrival: late)
+        #expect(outcome.accepted?.arrival?.delay == .seconds(3))
+        #expect(try #require(assembly.latest).measured == .seconds(101))
     }
 
     @Test func assembleARepeatOfTheEpochIsRepeated() throws {
@@ -101,7 +148,7 @@ struct EpochAssemblyTests {
         let fix = Location.sample(second: 1)
         _ = Self.assemble(&assembly, fix, at: 10)
         #expect(Self.assemble(&assembly, fix, at: 11) == .repeated)
-        #expect(try #require(assembly.latest).at == .seconds(10))
+        #expect(try #require(assembly.latest).measured == .seconds(10))
     }
 
     @Test func assembleALaterRecordOfTheEpochAddingAValueIsAcceptedAgain() {
@@ -197,7 +244,7 @@ struct EpochAssemblyTests {
 
     @Test func deviationAfterAHeldFixCompletesNothing() {
         var assembly = EpochAssembly()
-        _ = Self.assemble(&assembly, Location.sample(second: 1), age: .seconds(1))
+        _ = Self.assemble(&assembly, Location.sample(second: 1), origin: .held(polledAt: Self.time(2)))
         #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)) == nil)
     }
 
@@ -277,25 +324,25 @@ struct EpochAssemblyTests {
         #expect(assembly.statistics.skippedLines == 1)
     }
 
-    // MARK: A held fix's age
+    // MARK: A held fix's age by gpsd's clock
 
-    @Test func ageIsThePollsTimeMinusTheFixs() {
+    @Test func heldDelayIsThePollsTimeMinusTheFixs() {
         let fix = Location.sample(second: 0)
-        #expect(EpochAssembly.age(of: fix, polledAt: Self.time(0).addingTimeInterval(2.5)) == .seconds(2.5))
-        #expect(EpochAssembly.age(of: fix, polledAt: Self.time(0)) == .zero)
-        #expect(EpochAssembly.age(of: fix, polledAt: Self.time(86_400)) == .seconds(86_400))
+        #expect(EpochAssembly.heldDelay(of: fix, polledAt: Self.time(0).addingTimeInterval(2.5)) == .seconds(2.5))
+        #expect(EpochAssembly.heldDelay(of: fix, polledAt: Self.time(0)) == .zero)
+        #expect(EpochAssembly.heldDelay(of: fix, polledAt: Self.time(86_400)) == .seconds(86_400))
+        // gpsd's clock a little behind the receiver's: no older than new.
+        #expect(EpochAssembly.heldDelay(of: fix, polledAt: Self.time(0).addingTimeInterval(-0.5)) == .zero)
     }
 
-    @Test func ageIsZeroWithoutAPollTimeOrAFixTime() {
-        var timeless = Location.sample(second: 0)
-        timeless.timestamp = nil
-        #expect(EpochAssembly.age(of: Location.sample(second: 0), polledAt: nil) == .zero)
-        #expect(EpochAssembly.age(of: timeless, polledAt: Self.time(5)) == .zero)
+    @Test func heldDelayIsUnknownWithoutAPollTime() {
+        #expect(EpochAssembly.heldDelay(of: Location.sample(second: 0), polledAt: nil) == nil)
     }
 
-    @Test func ageIsZeroWhenTheClocksAreNotPlausiblyOne() {
+    @Test func heldDelayIsUnknownWhenTheClocksAreNotPlausiblyOne() {
         let fix = Location.sample(second: 10)
-        #expect(EpochAssembly.age(of: fix, polledAt: Self.time(9)) == .zero)            // polled before its time
-        #expect(EpochAssembly.age(of: fix, polledAt: Self.time(86_411)) == .zero)       // over a day apart
+        #expect(EpochAssembly.heldDelay(of: fix, polledAt: Self.time(8)) == nil)              // polled 2 s before its time
+        #expect(EpochAssembly.heldDelay(of: fix, polledAt: Self.time(86_411)) == nil)         // over a day apart
+        #expect(EpochAssembly.heldDelay(of: fix, polledAt: Self.time(10 - 365 * 86_400)) == nil)   // a year
     }
 }

@@ -109,14 +109,6 @@ struct EpochCoalescerTests {
         #expect(accepted(fixes) == [true, true, false, false, false, true, true])
     }
 
-    @Test func fixesWithoutTimeThatDifferPass() {
-        var fix = bare(second: 0)
-        fix.timestamp = nil
-        var moved = fix
-        moved.coordinate.latitude += 0.001
-        #expect(accepted([fix, fix, moved]) == [true, false, true])
-    }
-
     @Test func resetForgetsEveryDevice() {
         var coalescer = EpochCoalescer()
         let a = Location.sample(second: 1)

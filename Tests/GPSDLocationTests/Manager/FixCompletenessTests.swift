@@ -13,13 +13,11 @@ struct FixCompletenessTests: ManagerTesting {
 
     @Test func aFixWithoutATimeIsHeldBackUntilItsCycleBringsTheTime() {
         manager.startUpdatingLocation()
-        var firstReport = Location.sample(second: 1)   // the GGA before the RMC: a position, no date yet
-        firstReport.timestamp = nil
-        source.send(firstReport)
+        // The GGA before the RMC: a position, no date yet.
+        source.send(.report(.fixWithoutTime(device: Location.sample(second: 1).device)))
         source.send(Location.sample(second: 1))
         drain()
         #expect(delegate.locations == [Location.sample(second: 1)])
-        #expect(delegate.locations.allSatisfy { $0.timestamp != nil })
         #expect(manager.statistics.fixesWithoutTime == 1)
     }
 
@@ -45,13 +43,14 @@ struct FixCompletenessTests: ManagerTesting {
         manager.stopUpdatingLocation()
     }
 
-    @Test func aHeldFixArrivedAsLongAgoAsGPSDHeldIt() throws {
+    @Test func aHeldFixIsAsOldAsGPSDHeldIt() throws {
         manager.startUpdatingLocation()
         clock.advance(by: .seconds(100))
         let fix = Location.sample(second: 5)
-        source.send(.report(.poll(time: fix.timestamp!.addingTimeInterval(2), reports: [.fix(fix)])))
+        source.send(.report(.poll(time: fix.timestamp.addingTimeInterval(2), reports: [.fix(fix)])))
         let arrival = try #require(manager.location?.arrival)
-        #expect(arrival.date == Date(timeIntervalSince1970: 1_748_779_200 + 98), "2 s before it reached us")
+        #expect(arrival.date == Date(timeIntervalSince1970: 1_748_779_200 + 100), "when it reached us")
+        #expect(arrival.delay == .seconds(2), "gpsd held it 2 s, by its clock")
     }
 
     @Test func impossibleValuesAreCountedAndLoggedOncePerKind() {

@@ -116,7 +116,7 @@ struct LocationManagerStateTests: ManagerTesting {
         manager.startUpdatingLocation()
         clock.advance(by: .seconds(100))
         let fix = Location.sample(second: 5)
-        let polledAt = fix.timestamp!.addingTimeInterval(1.5)
+        let polledAt = fix.timestamp.addingTimeInterval(1.5)
         source.send(.report(.poll(time: polledAt, reports: [.fix(fix), .noFix(device: "/dev/b", time: nil)])))
         drain()
         #expect(delegate.locations == [fix])
@@ -134,7 +134,7 @@ struct LocationManagerStateTests: ManagerTesting {
         source.send(streamed)
         // Another receiver's fix, 2 s old by gpsd's clock: older than what we hold.
         let other = Location.sample(second: 8, device: "/dev/other")
-        source.send(.report(.poll(time: other.timestamp!.addingTimeInterval(2), reports: [.fix(other)])))
+        source.send(.report(.poll(time: other.timestamp.addingTimeInterval(2), reports: [.fix(other)])))
         drain()
         #expect(delegate.locations == [streamed])
         #expect(manager.location == streamed)

@@ -81,7 +81,7 @@ struct LocationManagerUpdatesTests: ManagerTesting {
         manager.startUpdatingLocation()
         for fix in fixes(0...35) { source.send(fix) }  // 10 m apart
         drain()
-        let seconds = delegate.locations.map { Int($0.timestamp!.timeIntervalSince1970) - 1_748_779_200 }
+        let seconds = delegate.locations.map { Int($0.timestamp.timeIntervalSince1970) - 1_748_779_200 }
         #expect(seconds.first == 0)
         #expect((3...4).contains(seconds.count), "\(seconds)")
         for (previous, next) in zip(seconds, seconds.dropFirst()) {

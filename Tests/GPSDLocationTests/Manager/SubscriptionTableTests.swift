@@ -72,10 +72,10 @@ struct SubscriptionTableTests {
         var table = SubscriptionTable()
         table.distanceFilter = 25
         table.startDelegateUpdates()
-        #expect(table.deliver(Location.sample(second: 0), age: nil).toDelegate)
+        #expect(table.deliver(Location.sample(second: 0), held: false).toDelegate)
         table.startDelegateUpdates()
         // 10 m from the fix delivered before the second start: a new subscription would take it.
-        #expect(!table.deliver(Location.sample(second: 1), age: nil).toDelegate)
+        #expect(!table.deliver(Location.sample(second: 1), held: false).toDelegate)
     }
 
     @Test func stopDelegateEndsUpdatesAndRequestAndBumpsTheGeneration() {
@@ -86,7 +86,7 @@ struct SubscriptionTableTests {
         #expect(!table.wantsSession)
         #expect(!table.delegateSubscribed)
         #expect(table.generation == 1)
-        #expect(!table.deliver(Location.sample(second: 1), age: nil).toDelegate)
+        #expect(!table.deliver(Location.sample(second: 1), held: false).toDelegate)
     }
 
     @Test func stopDelegateBumpsTheGenerationEachTime() {
@@ -146,7 +146,7 @@ struct SubscriptionTableTests {
     @Test func delegateRequestTimedOutAfterAFixServedItIsIgnored() {
         var table = SubscriptionTable()
         let number = table.requestDelegateLocation(sawConnection: true)
-        #expect(table.deliver(Location.sample(second: 1), age: nil).toDelegate)
+        #expect(table.deliver(Location.sample(second: 1), held: false).toDelegate)
         let ended = table.delegateRequestTimedOut(number)
         #expect(!ended)
     }
@@ -217,7 +217,7 @@ struct SubscriptionTableTests {
         let id = try Self.subscribe(&table, .oneShot(desiredAccuracy: 1), Consumer())
         let best = Location.sample(second: 3, accuracy: 3)
         for fix in [Location.sample(second: 1, accuracy: 5), Location.sample(second: 2, accuracy: 8), best] {
-            #expect(!table.deliver(fix, age: nil).endedAny)
+            #expect(!table.deliver(fix, held: false).endedAny)
         }
         let given = table.unsubscribe(id)
         let ended = try #require(given)
@@ -264,8 +264,8 @@ struct SubscriptionTableTests {
         var table = SubscriptionTable()
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .continuous(), consumer)
-        _ = table.deliver(Location.sample(second: 1), age: nil)
-        _ = table.deliver(Location.sample(second: 2), age: nil)
+        _ = table.deliver(Location.sample(second: 1), held: false)
+        _ = table.deliver(Location.sample(second: 2), held: false)
         #expect(Self.notices(table.endSubscriptions([id]).0, for: consumer) == [Self.notice(id, 3, .ended(nil))])
     }
 
@@ -275,8 +275,8 @@ struct SubscriptionTableTests {
         let id = try Self.subscribe(&table, .continuous(delivery: .oncePerEpoch), consumer)
         let a = Location.sample(second: 1, device: "/dev/a")
         let b = Location.sample(second: 1, device: "/dev/b")
-        #expect(Self.notices(table.deliver(b, age: nil).notifications, for: consumer).isEmpty)
-        #expect(Self.notices(table.deliver(a, age: nil).notifications, for: consumer).isEmpty)
+        #expect(Self.notices(table.deliver(b, held: false).notifications, for: consumer).isEmpty)
+        #expect(Self.notices(table.deliver(a, held: false).notifications, for: consumer).isEmpty)
         #expect(Self.notices(table.endSubscriptions([id]).0, for: consumer) == [
             Self.notice(id, 1, .location(a)), Self.notice(id, 2, .location(b)), Self.notice(id, 3, .ended(nil)),
         ])
@@ -288,7 +288,7 @@ struct SubscriptionTableTests {
         let served = try Self.subscribe(&table, .oneShot(), consumer)
         let live = try Self.subscribe(&table, .continuous(), consumer)
         let reserved = table.reserve()
-        #expect(table.deliver(Location.sample(second: 1), age: nil).endedAny)   // ends `served`
+        #expect(table.deliver(Location.sample(second: 1), held: false).endedAny)   // ends `served`
         let (notifications, endedBefore) = table.endSubscriptions([reserved, live, served])
         #expect(endedBefore == [served])
         #expect(Self.notices(notifications, for: consumer) == [Self.notice(live, 2, .ended(nil))])
@@ -373,7 +373,7 @@ struct SubscriptionTableTests {
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .oneShot(desiredAccuracy: 1), consumer)
         let best = Location.sample(second: 1, accuracy: 5)
-        _ = table.deliver(best, age: nil)
+        _ = table.deliver(best, held: false)
         let notices = Self.notices(table.endAll(with: nil, latest: nil).notifications, for: consumer)
         #expect(notices.map(\.id) == [id])
         let reason = try #require(Self.reason(notices.first?.event))
@@ -413,7 +413,7 @@ struct SubscriptionTableTests {
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .continuous(delivery: .oncePerEpoch), consumer)
         let fix = Location.sample(second: 1)
-        _ = table.deliver(fix, age: nil)
+        _ = table.deliver(fix, held: false)
         #expect(Self.notices(table.endAll(with: Self.failure, latest: fix).notifications, for: consumer) == [
             Self.notice(id, 1, .location(fix)), Self.notice(id, 2, .ended(Self.failure)),
         ])
@@ -423,7 +423,7 @@ struct SubscriptionTableTests {
 
     @Test func deliverWithoutSubscriptionsCausesNothing() {
         var table = SubscriptionTable()
-        let delivery = table.deliver(Location.sample(second: 1), age: nil)
+        let delivery = table.deliver(Location.sample(second: 1), held: false)
         #expect(delivery.notifications.actions.isEmpty)
         #expect(!delivery.toDelegate)
         #expect(!delivery.endedAny)
@@ -434,7 +434,7 @@ struct SubscriptionTableTests {
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .oneShot(desiredAccuracy: 10), consumer)
         let fix = Location.sample(second: 1, accuracy: 5)
-        let delivery = table.deliver(fix, age: nil)
+        let delivery = table.deliver(fix, held: false)
         #expect(Self.notices(delivery.notifications, for: consumer) == [Self.notice(id, 1, .location(fix))])
         #expect(delivery.endedAny)
         #expect(!delivery.toDelegate)
@@ -448,7 +448,7 @@ struct SubscriptionTableTests {
         let id = try Self.subscribe(&table, .oneShot(desiredAccuracy: 1), consumer)
         let better = Location.sample(second: 1, accuracy: 5)
         for fix in [better, Location.sample(second: 2, accuracy: 8), Location.sample(second: 3, accuracy: nil)] {
-            let delivery = table.deliver(fix, age: nil)
+            let delivery = table.deliver(fix, held: false)
             #expect(delivery.notifications.actions.isEmpty)
             #expect(!delivery.endedAny)
         }
@@ -460,10 +460,10 @@ struct SubscriptionTableTests {
         var table = SubscriptionTable()
         table.desiredAccuracy = 10
         _ = table.requestDelegateLocation(sawConnection: true)
-        let missed = table.deliver(Location.sample(second: 1, accuracy: 50), age: nil)
+        let missed = table.deliver(Location.sample(second: 1, accuracy: 50), held: false)
         #expect(!missed.toDelegate)
         #expect(!missed.endedAny)
-        let met = table.deliver(Location.sample(second: 2, accuracy: 5), age: nil)
+        let met = table.deliver(Location.sample(second: 2, accuracy: 5), held: false)
         #expect(met.toDelegate)
         #expect(met.endedAny)
         #expect(!table.delegateSubscribed)
@@ -474,7 +474,7 @@ struct SubscriptionTableTests {
         table.distanceFilter = 25
         table.startDelegateUpdates()
         // 10 m apart: 0, 10, 20 and 30 m from the first.
-        let called = (0...3).map { table.deliver(Location.sample(second: $0), age: nil) }
+        let called = (0...3).map { table.deliver(Location.sample(second: $0), held: false) }
         #expect(called.map(\.toDelegate) == [true, false, false, true])
         #expect(called.allSatisfy { !$0.endedAny })
     }
@@ -483,8 +483,8 @@ struct SubscriptionTableTests {
         var table = SubscriptionTable()
         table.desiredAccuracy = 3
         table.startDelegateUpdates()
-        #expect(!table.deliver(Location.sample(second: 1, accuracy: 5), age: nil).toDelegate)
-        #expect(table.deliver(Location.sample(second: 2, accuracy: 3), age: nil).toDelegate)
+        #expect(!table.deliver(Location.sample(second: 1, accuracy: 5), held: false).toDelegate)
+        #expect(table.deliver(Location.sample(second: 2, accuracy: 3), held: false).toDelegate)
         #expect(table.wantsSession)
     }
 
@@ -492,11 +492,11 @@ struct SubscriptionTableTests {
         var table = SubscriptionTable()
         table.distanceFilter = 25
         table.startDelegateUpdates()
-        #expect(table.deliver(Location.sample(second: 0), age: nil).toDelegate)
+        #expect(table.deliver(Location.sample(second: 0), held: false).toDelegate)
         _ = table.requestDelegateLocation(sawConnection: true)
-        #expect(table.deliver(Location.sample(second: 1), age: nil).toDelegate)   // the request takes it
+        #expect(table.deliver(Location.sample(second: 1), held: false).toDelegate)   // the request takes it
         // 30 m from the first fix, but 20 m from the one the request took.
-        #expect(!table.deliver(Location.sample(second: 3), age: nil).toDelegate)
+        #expect(!table.deliver(Location.sample(second: 3), held: false).toDelegate)
     }
 
     @Test func deliverToAStreamAsReportedPassesEachFixNumbered() throws {
@@ -504,7 +504,7 @@ struct SubscriptionTableTests {
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .continuous(), consumer)
         let fixes = (1...3).map { Location.sample(second: $0) }
-        let notices = fixes.flatMap { Self.notices(table.deliver($0, age: nil).notifications, for: consumer) }
+        let notices = fixes.flatMap { Self.notices(table.deliver($0, held: false).notifications, for: consumer) }
         #expect(notices == [
             Self.notice(id, 1, .location(fixes[0])), Self.notice(id, 2, .location(fixes[1])),
             Self.notice(id, 3, .location(fixes[2])),
@@ -518,7 +518,7 @@ struct SubscriptionTableTests {
         let first = Location.sample(second: 0, accuracy: 5)
         let far = Location.sample(second: 2, accuracy: 5)
         let fixes = [first, Location.sample(second: 1, accuracy: 5), Location.sample(second: 2, accuracy: 8), far]
-        let notices = fixes.flatMap { Self.notices(table.deliver($0, age: nil).notifications, for: consumer) }
+        let notices = fixes.flatMap { Self.notices(table.deliver($0, held: false).notifications, for: consumer) }
         #expect(notices == [Self.notice(id, 1, .location(first)), Self.notice(id, 2, .location(far))])
     }
 
@@ -529,9 +529,9 @@ struct SubscriptionTableTests {
         let a = try Self.subscribe(&table, .continuous(), one)
         let b = try Self.subscribe(&table, .continuous(), one)
         let c = try Self.subscribe(&table, .continuous(), other)
-        _ = table.deliver(Location.sample(second: 1), age: nil)
+        _ = table.deliver(Location.sample(second: 1), held: false)
         let fix = Location.sample(second: 2)
-        let notifications = table.deliver(fix, age: nil).notifications
+        let notifications = table.deliver(fix, held: false).notifications
         #expect(notifications.actions.count == 2)
         #expect(Self.noticesByID(notifications, for: one) == [
             Self.notice(a, 2, .location(fix)), Self.notice(b, 2, .location(fix)),
@@ -545,9 +545,9 @@ struct SubscriptionTableTests {
         let id = try Self.subscribe(&table, .continuous(delivery: .oncePerEpoch), consumer)
         var fuller = Location.sample(second: 1)
         fuller.climb = 0.5
-        #expect(Self.notices(table.deliver(Location.sample(second: 1), age: nil).notifications, for: consumer).isEmpty)
-        #expect(Self.notices(table.deliver(fuller, age: nil).notifications, for: consumer).isEmpty)
-        let next = table.deliver(Location.sample(second: 2), age: nil)
+        #expect(Self.notices(table.deliver(Location.sample(second: 1), held: false).notifications, for: consumer).isEmpty)
+        #expect(Self.notices(table.deliver(fuller, held: false).notifications, for: consumer).isEmpty)
+        let next = table.deliver(Location.sample(second: 2), held: false)
         #expect(Self.notices(next.notifications, for: consumer) == [Self.notice(id, 1, .location(fuller))])
         #expect(!next.endedAny)
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [
@@ -560,10 +560,10 @@ struct SubscriptionTableTests {
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .continuous(delivery: .oncePerEpoch), consumer)
         let a = Location.sample(second: 1, device: "/dev/a")
-        _ = table.deliver(a, age: nil)
-        #expect(Self.notices(table.deliver(Location.sample(second: 2, device: "/dev/b"), age: nil).notifications,
+        _ = table.deliver(a, held: false)
+        #expect(Self.notices(table.deliver(Location.sample(second: 2, device: "/dev/b"), held: false).notifications,
                              for: consumer).isEmpty)
-        let next = table.deliver(Location.sample(second: 2, device: "/dev/a"), age: nil)
+        let next = table.deliver(Location.sample(second: 2, device: "/dev/a"), held: false)
         #expect(Self.notices(next.notifications, for: consumer) == [Self.notice(id, 1, .location(a))])
     }
 
@@ -571,13 +571,13 @@ struct SubscriptionTableTests {
         var table = SubscriptionTable()
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .continuous(delivery: .oncePerEpoch), consumer)
-        _ = table.deliver(Location.sample(second: 1), age: nil)
+        _ = table.deliver(Location.sample(second: 1), held: false)
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer).count == 1)
         var completed = Location.sample(second: 1)   // its GST, after the flush
         completed.deviation = Location.Deviation(latitude: 1, longitude: 1)
-        #expect(Self.notices(table.deliver(completed, age: nil).notifications, for: consumer).isEmpty)
+        #expect(Self.notices(table.deliver(completed, held: false).notifications, for: consumer).isEmpty)
         let next = Location.sample(second: 2)
-        #expect(Self.notices(table.deliver(next, age: nil).notifications, for: consumer).isEmpty)
+        #expect(Self.notices(table.deliver(next, held: false).notifications, for: consumer).isEmpty)
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [Self.notice(id, 2, .location(next))])
     }
 
@@ -592,8 +592,9 @@ struct SubscriptionTableTests {
         let noAge = try Self.subscribe(&table, .oneShot(), others)
         let stream = try Self.subscribe(&table, .continuous(), others)
         let epochs = try Self.subscribe(&table, .continuous(delivery: .oncePerEpoch), others)
-        let fix = Location.sample(second: 1)
-        let delivery = table.deliver(fix, age: .seconds(5))
+        var fix = Location.sample(second: 1)
+        fix.arrival = Location.Arrival(instant: .now, date: .now, delay: .seconds(5))
+        let delivery = table.deliver(fix, held: true)
         #expect(delivery.toDelegate)
         #expect(delivery.endedAny)
         #expect(Self.notices(delivery.notifications, for: allowing) == [Self.notice(allows, 1, .location(fix))])
@@ -601,6 +602,20 @@ struct SubscriptionTableTests {
         #expect(Self.notices(delivery.notifications, for: others).isEmpty)
         #expect(table.flushHeldEpochs().actions.isEmpty)   // the once-per-epoch stream holds nothing
         for id in [refuses, noAge, stream, epochs] { #expect(table.unsubscribe(id) != nil) }
+    }
+
+    @Test func deliverAHeldFixOfUnknownAgeGoesToTheDelegateAlone() throws {
+        var table = SubscriptionTable()
+        table.startDelegateUpdates()
+        let consumer = Consumer()
+        let anyAge = try Self.subscribe(&table, .oneShot(maximumAge: .seconds(1_000_000)), consumer)
+        var fix = Location.sample(second: 1)
+        fix.arrival = Location.Arrival(instant: .now, date: .now, delay: nil)
+        let delivery = table.deliver(fix, held: true)
+        #expect(delivery.toDelegate)
+        #expect(!delivery.endedAny)
+        #expect(Self.notices(delivery.notifications, for: consumer).isEmpty)
+        #expect(table.unsubscribe(anyAge) != nil)
     }
 
     // MARK: Held epochs
@@ -611,8 +626,8 @@ struct SubscriptionTableTests {
         let id = try Self.subscribe(&table, .continuous(delivery: .oncePerEpoch), consumer)
         let a = Location.sample(second: 1, device: "/dev/a")
         let b = Location.sample(second: 1, device: "/dev/b")
-        _ = table.deliver(b, age: nil)
-        _ = table.deliver(a, age: nil)
+        _ = table.deliver(b, held: false)
+        _ = table.deliver(a, held: false)
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [
             Self.notice(id, 1, .location(a)), Self.notice(id, 2, .location(b)),
         ])
@@ -625,8 +640,8 @@ struct SubscriptionTableTests {
         let id = try Self.subscribe(&table, .continuous(delivery: .oncePerEpoch), consumer)
         let a = Location.sample(second: 1, device: "/dev/a")
         let b = Location.sample(second: 1, device: "/dev/b")
-        _ = table.deliver(a, age: nil)
-        _ = table.deliver(b, age: nil)
+        _ = table.deliver(a, held: false)
+        _ = table.deliver(b, held: false)
         #expect(Self.notices(table.flushHeldEpochs(of: "/dev/a"), for: consumer) == [Self.notice(id, 1, .location(a))])
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [Self.notice(id, 2, .location(b))])
     }
@@ -636,7 +651,7 @@ struct SubscriptionTableTests {
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .continuous(delivery: .oncePerEpoch), consumer)
         let fix = Location.sample(second: 1, device: nil)
-        _ = table.deliver(fix, age: nil)
+        _ = table.deliver(fix, held: false)
         #expect(table.flushHeldEpochs(of: "/dev/test").actions.isEmpty)
         #expect(Self.notices(table.flushHeldEpochs(of: ""), for: consumer) == [Self.notice(id, 1, .location(fix))])
     }
@@ -645,10 +660,10 @@ struct SubscriptionTableTests {
         var table = SubscriptionTable()
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .continuous(desiredAccuracy: 3, delivery: .oncePerEpoch), consumer)
-        _ = table.deliver(Location.sample(second: 1, accuracy: 5), age: nil)
+        _ = table.deliver(Location.sample(second: 1, accuracy: 5), held: false)
         #expect(table.flushHeldEpochs().actions.isEmpty)
         let accurate = Location.sample(second: 2, accuracy: 2)
-        _ = table.deliver(accurate, age: nil)
+        _ = table.deliver(accurate, held: false)
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [Self.notice(id, 1, .location(accurate))])
     }
 
@@ -658,11 +673,11 @@ struct SubscriptionTableTests {
         let id = try Self.subscribe(&table, .continuous(delivery: .oncePerEpoch), consumer)
         let a = Location.sample(second: 1, device: "/dev/a")
         let b = Location.sample(second: 1, device: "/dev/b")
-        _ = table.deliver(a, age: nil)
-        _ = table.deliver(b, age: nil)
+        _ = table.deliver(a, held: false)
+        _ = table.deliver(b, held: false)
         #expect(Self.notices(table.forget(receiver: "/dev/a"), for: consumer) == [Self.notice(id, 1, .location(a))])
         // The epoch it passed on is forgotten too: the same record, taken as a first one, is held again.
-        _ = table.deliver(a, age: nil)
+        _ = table.deliver(a, held: false)
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [
             Self.notice(id, 2, .location(a)), Self.notice(id, 3, .location(b)),
         ])

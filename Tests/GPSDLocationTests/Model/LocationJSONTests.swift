@@ -47,12 +47,20 @@ struct LocationJSONTests {
     }
 
     @Test func aSparseFixOmitsWhatIsUnknown() throws {
-        let sparse = Location(coordinate: .init(latitude: 1.5, longitude: -2.25), fix: .twoDimensional)
-        #expect(sparse.jsonText == #"{"latitude":1.5,"longitude":-2.25,"fix":"2D","status":"gps"}"#)
+        let sparse = Location(coordinate: .init(latitude: 1.5, longitude: -2.25),
+                              timestamp: Date(timeIntervalSince1970: 1_748_779_200), fix: .twoDimensional)
+        #expect(sparse.jsonText
+            == #"{"timestamp":"2025-06-01T12:00:00.000Z","latitude":1.5,"longitude":-2.25,"fix":"2D","status":"gps"}"#)
         let keys = Set(try object(JSONEncoder().encode(sparse)).keys)
-        #expect(keys == ["latitude", "longitude", "fix", "status"])
+        #expect(keys == ["timestamp", "latitude", "longitude", "fix", "status"])
         let decoded = try JSONDecoder().decode(Location.self, from: Data(sparse.jsonText.utf8))
-        #expect(decoded == sparse && decoded.deviation == nil && decoded.timestamp == nil)
+        #expect(decoded == sparse && decoded.deviation == nil)
+    }
+
+    @Test func aFixWithoutATimeIsRefused() {
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(Location.self, from: Data(#"{"latitude":1.5,"longitude":-2.25}"#.utf8))
+        }
     }
 
     @Test func everyFixOfARealRecordingRoundTrips() async throws {

@@ -77,7 +77,8 @@ struct LocationTests {
     @Test func everyFixAndStatusRoundTrips() throws {
         for fix in Location.Fix.allCases {
             for status in Location.Status.allCases {
-                let location = Location(coordinate: .init(latitude: 1, longitude: 2), fix: fix, status: status)
+                let location = Location(coordinate: .init(latitude: 1, longitude: 2),
+                                        timestamp: Date(timeIntervalSince1970: 1_748_779_205), fix: fix, status: status)
                 let data = try JSONEncoder().encode(location)
                 #expect(try JSONDecoder().decode(Location.self, from: data) == location)
             }
@@ -111,7 +112,7 @@ struct LocationTests {
         variant { $0.course = 226 }
         variant { $0.courseAccuracy = nil }
         variant { $0.climb = -0.1 }
-        variant { $0.timestamp = $0.timestamp?.addingTimeInterval(0.001) }
+        variant { $0.timestamp = $0.timestamp.addingTimeInterval(0.001) }
         variant { $0.fix = .twoDimensional }
         variant { $0.status = .dgps }
         variant { $0.device = "/dev/ttyUSB1" }

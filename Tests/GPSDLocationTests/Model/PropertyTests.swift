@@ -28,7 +28,7 @@ struct PropertyTests {
             maybe(Plausibility.positionError), maybe(Plausibility.positionError), maybe(Plausibility.positionError))
         let motion = zip(
             maybe(Plausibility.speed), maybe(Plausibility.speedError), Gen.double(in: 0..<360).optional,
-            maybe(Plausibility.courseError), maybe(Plausibility.climb), time.optional, Gen<Location.Fix>.case,
+            maybe(Plausibility.courseError), maybe(Plausibility.climb), time, Gen<Location.Fix>.case,
             Gen<Location.Status>.case, device.optional)
         let extras = zip(
             maybe(Plausibility.positionError), maybe(Plausibility.positionError), maybe(Plausibility.positionError),
@@ -50,12 +50,9 @@ struct PropertyTests {
             let decoded = try JSONDecoder().decode(Location.self, from: Data(line.utf8))
             // Every value as it was; the time to the millisecond, as JSON carries it.
             var (timeless, originalTimeless) = (decoded, location)
-            (timeless.timestamp, originalTimeless.timestamp) = (nil, nil)
+            (timeless.timestamp, originalTimeless.timestamp) = (location.timestamp, location.timestamp)
             #expect(timeless == originalTimeless, "\(line)")
-            #expect((decoded.timestamp == nil) == (location.timestamp == nil))
-            if let time = decoded.timestamp, let original = location.timestamp {
-                #expect(abs(time.timeIntervalSince(original)) <= 0.000_5 + 1e-6, "\(line)")
-            }
+            #expect(abs(decoded.timestamp.timeIntervalSince(location.timestamp)) <= 0.000_5 + 1e-6, "\(line)")
             let encoded = try JSONDecoder().decode(Location.self, from: try JSONEncoder().encode(location))
             #expect(encoded == decoded, "JSONEncoder's JSON and jsonText agree")
             #expect(try JSONDecoder().decode(Location.self, from: Data(decoded.jsonText.utf8)) == decoded, "stable")

@@ -10,7 +10,7 @@ struct ReportReaderTests {
     private static let tpv = #"{"class":"TPV","device":"/dev/ttyUSB0","mode":2,"time":"2025-06-01T12:00:01.000Z","#
         + #""lat":52.5,"lon":13.25}"#
     /// A TPV whose speed cannot be true: the speed is left out, and the fix kept.
-    private static let tooFast = #"{"class":"TPV","mode":2,"lat":52.5,"lon":13.25,"speed":99999.0}"#
+    private static let tooFast = #"{"class":"TPV","mode":2,"time":"2025-06-01T12:00:00.000Z","lat":52.5,"lon":13.25,"speed":99999.0}"#
     private static let failure = LocationError(.connectionLost, "scripted failure")
 
     /// What a test's source does at each read, in turn; after the last, the bytes end.
