@@ -26,7 +26,7 @@ package import FoundationEssentials
 /// speeds of tenths of a metre per second) does not make it flap, while a vehicle pulling away at walking pace is
 /// moving again after two fixes of a 1 Hz receiver (one second of a faster one).
 ///
-/// Time is the receiver's (``Location/timestamp``): a fix without one is passed over; a fix earlier than the one
+/// Time is the receiver's (``Location/timestamp``): a fix earlier than the one
 /// before, or later by more than ``Configuration/maximumGap``, starts over as ``reset()`` does. Several fixes of one
 /// epoch (gpsd sends one per sentence of the receiver's cycle) count as one epoch and add no time.
 ///
@@ -102,7 +102,7 @@ package struct StationaryDetector: Sendable, Equatable {
     /// Takes the next fix of one receiver (in receiver time order); returns whether the receiver is now judged
     /// stationary.
     package mutating func update(with location: Location) -> Bool {
-        guard let time = location.timestamp else { return isStationary }
+        let time = location.timestamp
         var step: TimeInterval = 0
         if let lastTime {
             step = time.timeIntervalSince(lastTime)
