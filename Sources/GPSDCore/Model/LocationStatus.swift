@@ -74,7 +74,7 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
 extension Duration {
     /// `0.25 s`, `8 s`, `-0.5 s`: seconds for people, to the millisecond (towards zero). A duration beyond
     /// 30,000 years either way, which no timer of ours takes, is written as a `Double`'s text: `1e+20 s`.
-    var secondsText: String {
+    package var secondsText: String {
         let limit = Duration.seconds(1_000_000_000_000)
         guard self < limit, self > .zero - limit else { return "\(self / .seconds(1)) s" }
         let milliseconds = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000

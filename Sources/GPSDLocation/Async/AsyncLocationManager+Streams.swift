@@ -42,7 +42,7 @@ extension AsyncLocationManager {
             self.state.withLock { $0.remove(id) }
             self.manager.unsubscribe(id)
         }
-        state.withLock { $0.add(id, continuation, drops: drops) }
+        state.withLock { $0.add(id, .fixes(continuation, drops: drops)) }
         manager.subscribe(
             id, .continuous(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter, delivery: delivery),
             consumer: receiver)

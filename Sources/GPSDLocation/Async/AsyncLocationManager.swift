@@ -137,7 +137,7 @@ public final class AsyncLocationManager: Sendable {
                     state.attachTimer(to: id) {
                         Task { [weak self] in
                             do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
-                            self?.timeOut(id, after: timeout, desiredAccuracy: desiredAccuracy)
+                            self?.timeOut(id, after: timeout, maximumAge: maximumAge, desiredAccuracy: desiredAccuracy)
                         }
                     }
                 }
@@ -213,6 +213,8 @@ public final class AsyncLocationManager: Sendable {
                 waiter.timeout?.cancel()
                 switch event {
                 case .location(let location): waiter.continuation.resume(returning: location)
+                case .rejected, .status:
+                    assertionFailure("a one-shot request follows neither the status nor rejections")
                 case .ended(let error):
                     waiter.continuation.resume(
                         throwing: error ?? LocationError(.locationUnknown, "the source ended before a fix"))
@@ -233,22 +235,28 @@ public final class AsyncLocationManager: Sendable {
         }
 
         private func pass(_ event: SubscriptionEvent, to delivery: AsyncLocationStateMachine.StreamDelivery) {
-            switch event {
-            case .location(let location):
-                if case .dropped = delivery.continuation.yield(location) { delivery.drops.add() }
-            case .ended(let error?): delivery.continuation.finish(throwing: error)
-            case .ended(nil): delivery.continuation.finish()
-            }
+            delivery.outlet.pass(event)
         }
     }
 
     /// The timeout gives the subscription back first: if the manager has ended it already, what ended it (a fix,
-    /// a failure) resumes the request; otherwise the best fix it saw is known before the request is taken.
-    private func timeOut(_ id: SubscriptionID, after timeout: Duration, desiredAccuracy: Double?) {
+    /// a failure) resumes the request; otherwise the best fix it saw is known before the request is taken. The error
+    /// says what the request waited for: a fix of its accuracy (and the best it saw), a held fix young enough (and
+    /// why gpsd's was not).
+    private func timeOut(_ id: SubscriptionID, after timeout: Duration, maximumAge: Duration?, desiredAccuracy: Double?) {
         guard let ended = manager.unsubscribe(id), let waiter = state.withLock({ $0.take(id) }) else { return }
-        let accuracy = desiredAccuracy.map { " within \($0) m" } ?? ""
-        waiter.continuation.resume(
-            throwing: LocationError(.timedOut, "no fix\(accuracy) in \(timeout)", bestLocation: ended.best))
+        var message = "no fix" + (desiredAccuracy.map { " within \(JSONText.number($0)) m" } ?? "") + " in \(timeout.secondsText)"
+        var reasons: [String] = []
+        if let desiredAccuracy, let best = ended.best {
+            let accuracy = best.horizontalAccuracy.map { "±" + JSONText.fixed($0, digits: 1) + " m" } ?? "of unknown accuracy"
+            reasons.append("the best fix was \(accuracy), wanted \(JSONText.number(desiredAccuracy)) m")
+        }
+        if let maximumAge, let held = ended.refusedHeldFix {
+            let age = held.arrival?.delay.map { "\($0.secondsText) old" } ?? "of unknown age (its time is not gpsd's clock's)"
+            reasons.append("the fix gpsd held was \(age), wanted at most \(maximumAge.secondsText)")
+        }
+        if !reasons.isEmpty { message += ": " + reasons.joined(separator: "; ") }
+        waiter.continuation.resume(throwing: LocationError(.timedOut, message, bestLocation: ended.best ?? ended.refusedHeldFix))
     }
 
     /// Ends a request taken out of the state: cancels its timer, gives its subscription (or reservation) back,

@@ -10,7 +10,6 @@ import GPSDCore
 /// honoured at registration.
 package struct AsyncLocationStateMachine {
     package typealias Continuation = CheckedContinuation<Location, any Error>
-    package typealias StreamContinuation = AsyncThrowingStream<Location, any Error>.Continuation
 
     package struct Waiter {
         var continuation: Continuation
@@ -19,10 +18,9 @@ package struct AsyncLocationStateMachine {
 
     private var waiters: [SubscriptionID: Waiter] = [:]
     private var cancelledEarly: Set<SubscriptionID> = []
-    /// A live update stream.
+    /// A live update stream or timeline.
     struct Stream {
-        var continuation: StreamContinuation
-        var drops: DropCounter
+        var outlet: StreamOutlet
         /// The number of the last notice passed on.
         var received: UInt64 = 0
         /// Notices that arrived ahead of one decided before them, by number.
@@ -92,8 +90,7 @@ package struct AsyncLocationStateMachine {
     /// Events one thread is to pass on to one stream, in order, outside the lock.
     package struct StreamDelivery {
         package var id: SubscriptionID
-        package var continuation: StreamContinuation
-        package var drops: DropCounter
+        package var outlet: StreamOutlet
         package var events: [SubscriptionEvent]
     }
 
@@ -116,7 +113,7 @@ package struct AsyncLocationStateMachine {
                 requests.append((waiter, notice.event))
                 continue
             }
-            guard let (continuation, drops) = streams[notice.id].map({ ($0.continuation, $0.drops) }) else { continue }
+            guard let outlet = streams[notice.id]?.outlet else { continue }
             assert(notice.number > streams[notice.id]!.received && streams[notice.id]!.early[notice.number] == nil,
                    "notice \(notice.number) of \(notice.id) came twice")
             ready.removeAll(keepingCapacity: true)
@@ -131,7 +128,7 @@ package struct AsyncLocationStateMachine {
             undelivered[notice.id, default: DeliveryQueue()].append(contentsOf: ready)
             guard undelivered[notice.id]!.claim(), let events = undelivered[notice.id]!.takeAll() else { continue }
             order.append(notice.id)
-            deliveries[notice.id] = StreamDelivery(id: notice.id, continuation: continuation, drops: drops, events: events)
+            deliveries[notice.id] = StreamDelivery(id: notice.id, outlet: outlet, events: events)
         }
         return (requests, order.compactMap { deliveries[$0] })
     }
@@ -148,8 +145,8 @@ package struct AsyncLocationStateMachine {
 
     // MARK: Streams
 
-    package mutating func add(_ id: SubscriptionID, _ stream: StreamContinuation, drops: DropCounter) {
-        streams[id] = Stream(continuation: stream, drops: drops)
+    package mutating func add(_ id: SubscriptionID, _ outlet: StreamOutlet) {
+        streams[id] = Stream(outlet: outlet)
     }
 
     mutating func remove(_ id: SubscriptionID) { streams.removeValue(forKey: id) }
@@ -169,12 +166,12 @@ package struct AsyncLocationStateMachine {
     /// ended it before: `endedBefore`) stays, to end when its last notices arrive. A stream another thread is
     /// passing fixes to gets its end queued behind them, for that thread to pass on.
     package mutating func takeAll(keeping endedBefore: Set<SubscriptionID> = []) -> (
-        requests: [(SubscriptionID, Waiter)], streams: [StreamContinuation], observations: [@Sendable () -> Void]
+        requests: [(SubscriptionID, Waiter)], streams: [StreamOutlet], observations: [@Sendable () -> Void]
     ) {
         let endsLater = streams.filter { $0.value.isEnding || endedBefore.contains($0.key) }
-        var ending: [StreamContinuation] = []
+        var ending: [StreamOutlet] = []
         for (id, stream) in streams where endsLater[id] == nil {
-            if undelivered[id]?.isClaimed == true { undelivered[id]?.append(.ended(nil)) } else { ending.append(stream.continuation) }
+            if undelivered[id]?.isClaimed == true { undelivered[id]?.append(.ended(nil)) } else { ending.append(stream.outlet) }
         }
         defer {
             waiters.removeAll()

@@ -66,6 +66,7 @@ struct DelegateCall {
         case locations([Location])
         case failure(LocationError)
         case status(LocationStatus)
+        case rejection(FixRejection)
     }
 
     var kind: Kind
@@ -80,6 +81,8 @@ extension DeliveryQueue<DelegateCall> {
             case .deliver(let locations, let generation): append(DelegateCall(kind: .locations(locations), generation: generation))
             case .fail(let error, let generation): append(DelegateCall(kind: .failure(error), generation: generation))
             case .reportStatus(let status, let generation): append(DelegateCall(kind: .status(status), generation: generation))
+            case .reportRejection(let rejection, let generation):
+                append(DelegateCall(kind: .rejection(rejection), generation: generation))
             default: break
             }
         }

@@ -122,6 +122,11 @@ struct EpochAssembly {
         satellites = count
     }
 
+    /// The receiver went, or the session ended: its satellite count is no longer true.
+    mutating func forgetSatellites() {
+        satellites = nil
+    }
+
     /// A value that cannot be true: counted. Returns whether it is the first of its kind (to be logged).
     mutating func reject(_ problem: ReportProblem) -> Bool {
         if problem.dropsFix { statistics.rejectedFixes += 1 } else { statistics.rejectedValues += 1 }

@@ -113,7 +113,7 @@ extension LocationManager {
                 }.1
             case .requestHeldFix(let session):
                 session.requestHeldFix()
-            case .deliver, .fail, .reportStatus:
+            case .deliver, .fail, .reportStatus, .reportRejection:
                 // Queued in the outbox, in the order decided: each block makes the oldest call still there.
                 delegateQueue.async { [weak self] in self?.callDelegate() }
             case .notify(let consumer, let events):
@@ -199,6 +199,7 @@ extension LocationManager {
         case .locations(let locations): delegate.locationManager(self, didUpdateLocations: locations)
         case .failure(let error): delegate.locationManager(self, didFailWithError: error)
         case .status(let status): delegate.locationManager(self, didChangeStatus: status)
+        case .rejection(let rejection): delegate.locationManager(self, didRejectFixes: rejection)
         }
         storage.update { state in
             if let index = state.callbacks.lastIndex(where: { $0.thread == thread && $0.generation == generation }) {

@@ -23,9 +23,16 @@ public protocol LocationManagerDelegate: AnyObject, Sendable {
     /// The manager's ``LocationManager/status`` changed, while the delegate has updates on or a request
     /// pending. Optional.
     func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus)
+    /// Fixes keep coming, but ``LocationManager/desiredAccuracy`` has rejected every one for the manager's
+    /// ``LocationManager/staleTimeout``: the delegate is not left wondering why it hears nothing. Told once, until
+    /// a fix passes again. Optional.
+    func locationManager(_ manager: LocationManager, didRejectFixes rejection: FixRejection)
 }
 
 extension LocationManagerDelegate {
     /// Does nothing: a delegate need not follow the status.
     public func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus) {}
+
+    /// Does nothing: a delegate need not hear of rejected fixes.
+    public func locationManager(_ manager: LocationManager, didRejectFixes rejection: FixRejection) {}
 }

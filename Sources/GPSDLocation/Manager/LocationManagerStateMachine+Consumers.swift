@@ -35,7 +35,8 @@ extension LocationManagerStateMachine {
         _ id: SubscriptionID, _ request: SubscriptionRequest, _ consumer: any SubscriptionConsumer
     ) -> [Action]? {
         guard subscriptions.subscribe(id, request, consumer, sawConnection: session.isConnected) else { return nil }
-        var actions = demandChanged()
+        // A timeline starts with the status now, before whatever subscribing changes.
+        var actions = subscriptions.tellStatus(status.current, only: id).actions + demandChanged()
         // A request that takes gpsd's held fix asks for it now if a session is open; one opening asks then.
         if request.maximumAge != nil, let open = session.openSession { actions.append(.requestHeldFix(open)) }
         return actions

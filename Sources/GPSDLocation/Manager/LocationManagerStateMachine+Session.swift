@@ -104,9 +104,12 @@ extension LocationManagerStateMachine {
             epochs.sky(count)
             return observe(.satellites(count)) + announce(status.sky(count))
         case .version(let release): return announce(status.version(release))
-        case .devices(let count): return announce(status.devices(count: count))
+        case .devices(let count):
+            if count == 0 { epochs.forgetSatellites() }
+            return announce(status.devices(count: count))
         case .device(let path, let active):
             // A receiver that went away ends the epoch streams hold of it (of every receiver, if gpsd named none).
+            if !active { epochs.forgetSatellites() }
             let flushed = active ? [] : subscriptions.flushHeldEpochs(of: path).actions
             return flushed + announce(status.device(path, active: active))
         case .noFix(let device, _):
@@ -138,10 +141,14 @@ extension LocationManagerStateMachine {
             location = accepted
             actions = forgotten.map { subscriptions.forget(receiver: $0).actions } ?? []
         }
-        actions += announce(status.fix(location))
-        let delivery = subscriptions.deliver(location, held: origin.isHeld)
+        // A fix gpsd held says nothing of whether fixes are coming.
+        actions += announce(origin.isHeld ? status.reportArrived() : status.fix(location))
+        let delivery = subscriptions.deliver(location, held: origin.isHeld, now: now, patience: session.staleTimeout)
         actions += delivery.notifications.actions
         if delivery.toDelegate { actions.append(.deliver([location], generation: subscriptions.generation)) }
+        if let rejection = delivery.rejectionToDelegate {
+            actions.append(.reportRejection(rejection, generation: subscriptions.generation))
+        }
         return delivery.endedAny ? actions + demandChanged() : actions
     }
 
@@ -153,6 +160,7 @@ extension LocationManagerStateMachine {
     mutating func sessionEnded(with error: LocationError?, failedAt now: Duration? = nil) -> [Action] {
         var actions: [Action]
         let next: SessionStateMachine.NextStep
+        epochs.forgetSatellites()
         switch session.ended(by: error, failedAt: now) {
         case .retry(let delay, let attempt, let error):
             actions = subscriptions.flushHeldEpochs().actions

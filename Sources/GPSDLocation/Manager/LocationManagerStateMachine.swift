@@ -24,6 +24,8 @@ struct LocationManagerStateMachine {
         case deliver([Location], generation: Int)
         case fail(LocationError, generation: Int)
         case reportStatus(LocationStatus, generation: Int)
+        /// Tell the delegate its desired accuracy has rejected every fix for the stale timeout.
+        case reportRejection(FixRejection, generation: Int)
         case notify(any SubscriptionConsumer, [SubscriptionNotice])
         case observe([SubscriptionTable.Observer], Observation)
         case scheduleRequestTimeout(request: Int, after: Duration)
@@ -72,10 +74,12 @@ struct LocationManagerStateMachine {
 
     // MARK: Telling
 
-    /// Tells observers, and the delegate if it holds a subscription, of a new status.
+    /// Tells observers, the subscriptions that follow the status, and the delegate if it holds a subscription, of
+    /// a new status.
     mutating func announce(_ new: LocationStatus?) -> [Action] {
         guard let new else { return [] }
-        return observe(.status(new)) + (subscriptions.delegateSubscribed ? [.reportStatus(new, generation: subscriptions.generation)] : [])
+        return observe(.status(new)) + subscriptions.tellStatus(new).actions
+            + (subscriptions.delegateSubscribed ? [.reportStatus(new, generation: subscriptions.generation)] : [])
     }
 
     mutating func observe(_ event: ManagerEvent) -> [Action] {

@@ -26,11 +26,16 @@ struct StatusTracker {
 
     mutating func connected() -> LocationStatus? { set(.connected(gpsdVersion: nil)) }
 
+    /// The session ended: the satellites it counted are forgotten.
     mutating func reconnecting(attempt: Int, after delay: Duration, because error: LocationError) -> LocationStatus? {
-        set(.reconnecting(attempt: attempt, after: delay, because: error))
+        satellites = nil
+        return set(.reconnecting(attempt: attempt, after: delay, because: error))
     }
 
-    mutating func stopped() -> LocationStatus? { set(.stopped) }
+    mutating func stopped() -> LocationStatus? {
+        satellites = nil
+        return set(.stopped)
+    }
 
     /// No report for `duration`.
     mutating func stale(for duration: Duration) -> LocationStatus? {
@@ -48,12 +53,20 @@ struct StatusTracker {
     }
 
     mutating func devices(count: Int) -> LocationStatus? {
-        if count == 0 { return set(.noDevice) }
+        if count == 0 {
+            satellites = nil
+            return set(.noDevice)
+        }
         return waitingUnlessFixing()
     }
 
+    /// A receiver that goes takes its satellite count with it: one that comes back is waiting afresh.
     mutating func device(_ path: String?, active: Bool) -> LocationStatus? {
-        active ? waitingUnlessFixing() : set(.deviceGone(device: path))
+        guard active else {
+            satellites = nil
+            return set(.deviceGone(device: path))
+        }
+        return waitingUnlessFixing()
     }
 
     mutating func sky(_ count: SatelliteCount) -> LocationStatus? {

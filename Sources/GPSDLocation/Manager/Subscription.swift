@@ -33,11 +33,20 @@ package struct SubscriptionRequest: Sendable, Equatable {
              delivery: delivery)
     }
 
+    /// Every live fix that passes the filters, and every change of the manager's status, in the order decided,
+    /// the status at subscribing first: what a live timeline folds into its updates.
+    package static func timeline(desiredAccuracy: Double? = nil, distanceFilter: Double? = nil) -> Self {
+        Self(isOneShot: false, maximumAge: nil, desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter,
+             followsStatus: true)
+    }
+
     package var isOneShot: Bool
     package var maximumAge: Duration?
     package var desiredAccuracy: Double?
     package var distanceFilter: Double?
     package var delivery: EpochDelivery = .asReported
+    /// Whether it is told of each change of the manager's status (``SubscriptionEvent/status(_:)``).
+    package var followsStatus = false
 }
 
 /// Receives the events of its subscriptions a batch at a time: everything one report (a fix, a failure) means
@@ -78,6 +87,10 @@ package enum SubscriptionEvent: Sendable, Equatable {
     /// continuous subscription; ``LocationError/Code/locationUnknown`` with the best fix seen for a one-shot),
     /// or its consumer stopped (`nil`, after what the subscription held back).
     case ended(LocationError?)
+    /// A continuous subscription's desired accuracy has rejected every fix for the manager's stale timeout.
+    case rejected(FixRejection)
+    /// The manager's status changed (for a subscription that follows it: a live timeline).
+    case status(LocationStatus)
 }
 
 /// What an observer is told: an event, numbered in the order the manager decided it. Observers are called
@@ -92,6 +105,8 @@ package struct Observation: Sendable {
 package struct EndedSubscription: Sendable {
     /// The best fix that did not meet the subscription's accuracy, if any.
     package var best: Location?
+    /// The newest fix gpsd held that a one-shot's maximum age refused (too old, or of unknown age), if any.
+    package var refusedHeldFix: Location?
 }
 
 /// What observers of a ``LocationManager`` are told: events that do not need the source to run.

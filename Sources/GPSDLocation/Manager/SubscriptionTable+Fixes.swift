@@ -9,18 +9,31 @@ extension SubscriptionTable {
         var toDelegate = false
         /// Whether a one-shot subscription ended with it: the demand for a session may have changed.
         var endedAny = false
+        /// What the delegate is told of its filter rejecting every fix for the patience, if it is now.
+        var rejectionToDelegate: FixRejection?
     }
 
     /// A fix, as the epoch assembly passed it on: one the receiver just reported, or one gpsd `held` (from a POLL
     /// reply), whose age is its arrival's delay, if known. Each subscription whose filters it passes takes it: a
-    /// one-shot then ends; a stream taking complete epochs holds it until its epoch is over.
-    mutating func deliver(_ location: Location, held: Bool) -> FixDelivery {
+    /// one-shot then ends; a stream taking complete epochs holds it until its epoch is over. A continuous
+    /// subscription whose desired accuracy rejected every live fix for `patience` (at monotonic time `now`) is
+    /// told so, once (``FixRejection``).
+    mutating func deliver(
+        _ location: Location, held: Bool, now: Duration = .zero, patience: Duration = .never
+    ) -> FixDelivery {
         var delivery = FixDelivery()
         var ended: [SubscriptionID] = []
         var index = subscriptions.startIndex
         while index != subscriptions.endIndex {
             defer { subscriptions.formIndex(after: &index) }
-            if held, !subscriptions.values[index].takesHeldFix(aged: location.arrival?.delay) { continue }
+            if held {
+                guard subscriptions.values[index].takesHeldFix(aged: location.arrival?.delay) else {
+                    subscriptions.values[index].refusedHeldFix = location
+                    continue
+                }
+            } else if !subscriptions.values[index].isOneShot {
+                noteAccuracy(of: location, at: index, now: now, patience: patience, into: &delivery)
+            }
             if subscriptions.values[index].takesCompleteEpochs {
                 hold(location, at: index, into: &delivery.notifications)
                 continue
@@ -113,6 +126,35 @@ extension SubscriptionTable {
               location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { return }
         subscriptions.values[index].lastDelivered = location
         notifications.add(.location(location), for: id, of: &subscriptions.values[index], to: consumer)
+    }
+
+    /// Keeps count of how long the continuous subscription at `index` has rejected every fix for its accuracy, and
+    /// tells it once when that has lasted `patience`.
+    private mutating func noteAccuracy(
+        of location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index, now: Duration,
+        patience: Duration, into delivery: inout FixDelivery
+    ) {
+        guard let accuracy = filters(of: subscriptions.values[index]).accuracy else { return }
+        guard !location.meets(desiredAccuracy: accuracy) else {
+            subscriptions.values[index].rejecting = nil
+            return
+        }
+        guard var rejecting = subscriptions.values[index].rejecting else {
+            subscriptions.values[index].rejecting = (now, location, false)
+            return
+        }
+        if location.isBetter(than: rejecting.best) { rejecting.best = location }
+        let rejection = FixRejection(desiredAccuracy: accuracy, best: rejecting.best, duration: now - rejecting.since)
+        if !rejecting.told, rejection.duration >= patience {
+            rejecting.told = true
+            switch subscriptions.values[index].consumer {
+            case .delegate: delivery.rejectionToDelegate = rejection
+            case .consumer(let consumer, _):
+                delivery.notifications.add(
+                    .rejected(rejection), for: subscriptions.keys[index], of: &subscriptions.values[index], to: consumer)
+            }
+        }
+        subscriptions.values[index].rejecting = rejecting
     }
 
     private func filters(of subscription: Subscription) -> (accuracy: Double?, distance: Double?) {

@@ -87,7 +87,7 @@ struct SubscriptionTable {
     mutating func unsubscribe(_ id: SubscriptionID) -> EndedSubscription? {
         if reserved.remove(id) != nil { return nil }
         guard let subscription = subscriptions.removeValue(forKey: id) else { return nil }
-        return EndedSubscription(best: subscription.best)
+        return EndedSubscription(best: subscription.best, refusedHeldFix: subscription.refusedHeldFix)
     }
 
     /// Ends the live subscriptions `ids` for their consumer (it stops): each gets the epochs it held back
@@ -166,6 +166,22 @@ struct SubscriptionTable {
         return ending
     }
 
+    // MARK: Status
+
+    /// Tells the subscriptions that follow the status (live timelines) of `status`; only `id`, if given.
+    mutating func tellStatus(_ status: LocationStatus, only id: SubscriptionID? = nil) -> Notifications {
+        var notifications = Notifications()
+        var index = subscriptions.startIndex
+        while index != subscriptions.endIndex {
+            defer { subscriptions.formIndex(after: &index) }
+            guard id == nil || subscriptions.keys[index] == id,
+                  case .consumer(let consumer, let request) = subscriptions.values[index].consumer, request.followsStatus
+            else { continue }
+            notifications.add(.status(status), for: subscriptions.keys[index], of: &subscriptions.values[index], to: consumer)
+        }
+        return notifications
+    }
+
     // MARK: Observers
 
     /// Registers an observer; returns its id and the status now (which it has not been told), as an observation
@@ -232,9 +248,14 @@ struct Subscription {
     var lastDelivered: Location?
     /// The best fix that did not qualify, for a one-shot's failure.
     var best: Location?
+    /// For a one-shot with a maximum age: the newest fix gpsd held that was too old, or of unknown age.
+    var refusedHeldFix: Location?
     /// For a stream that takes each epoch once: by receiver (device), the newest record of its epoch not yet
     /// over, and the epoch it passed on last.
     var heldEpochs: [String: HeldEpoch] = [:]
+    /// For a continuous subscription with a desired accuracy: since when every fix fell short of it (monotonic
+    /// time), the best of them, and whether its consumer was told.
+    var rejecting: (since: Duration, best: Location, told: Bool)?
 
     /// Whether it takes each epoch once, when the epoch is over (``EpochDelivery/oncePerEpoch``).
     var takesCompleteEpochs: Bool {

@@ -137,6 +137,7 @@ struct BatchDeliveryTests {
         case .deliver: "deliver"
         case .fail: "fail"
         case .reportStatus: "status"
+        case .reportRejection: "rejection"
         case .log: "log"
         }
     }

@@ -80,6 +80,7 @@ struct StopUpdatingTests {
             case .locations(let locations): made.append("\(locations.map(\.shortDescription)) in \(generation)")
             case .failure(let error): made.append("\(error.code) in \(generation)")
             case .status(let status): made.append("\(status) in \(generation)")
+            case .rejection(let rejection): made.append("\(rejection) in \(generation)")
             }
         }
         #expect(made == ["[\"1 ±5.0\"] in 0", "location unknown in 0", "[\"2 ±5.0\"] in 1"])

@@ -21,6 +21,12 @@ enum DelegateEvent: Sendable, Equatable, CustomStringConvertible {
 final class DelegateEventLog: Sendable {
     private let storage = Locked<[DelegateEvent]>([])
     private let statusStorage = Locked<[LocationStatus]>([])
+    private let rejectionStorage = Locked<[FixRejection]>([])
+
+    func append(_ rejection: FixRejection) { rejectionStorage.withLock { $0.append(rejection) } }
+
+    /// The rejections it was told of, in order (kept apart from ``events``).
+    var rejections: [FixRejection] { rejectionStorage.withLock { $0 } }
 
     func append(_ event: DelegateEvent) { storage.withLock { $0.append(event) } }
 
@@ -65,9 +71,14 @@ final class DelegateRecorder: LocationManagerDelegate {
     var locations: [Location] { log.locations }
     var errors: [LocationError] { log.errors }
     var statuses: [LocationStatus] { log.statuses }
+    var rejections: [FixRejection] { log.rejections }
 
     func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus) {
         log.append(status)
+    }
+
+    func locationManager(_ manager: LocationManager, didRejectFixes rejection: FixRejection) {
+        log.append(rejection)
     }
 
     func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
