@@ -11,7 +11,8 @@ struct ParsingTests {
     func defaults() throws {
         let command = try WhereAmI.parse([])
         #expect(command.connection.server == nil)
-        #expect(command.request.timeout == Seconds(30))
+        #expect(command.request.timeout == nil && command.request.firstFixTimeout == Seconds(30))
+        #expect(command.preflight().timeout == .seconds(30))
         #expect(command.request.maxAge == nil && command.request.accuracy == nil)
         let request = command.request
         #expect(!request.follow && request.count == nil && request.distance == nil && request.interval == nil)
@@ -31,6 +32,26 @@ struct ParsingTests {
         #expect(command.request.timeout == Seconds(0.5) && command.request.accuracy == 10)
         #expect(command.request.maxAge == Seconds(0))
         #expect(command.connection.server == GPSDServer(host: "rover.local", port: 2948, device: "/dev/ttyACM0"))
+    }
+
+    @Test("--follow without --timeout waits for gpsd and its first fix as long as it takes", arguments: [
+        ["--follow"], ["-f", "localhost"], ["--follow", "--count", "3"], ["--demo", "-f"],
+    ] as [[String]])
+    func followWaitsWithoutLimit(arguments: [String]) throws {
+        let command = try WhereAmI.parse(arguments)
+        #expect(command.request.timeout == nil)
+        #expect(command.request.firstFixTimeout.isUnlimited)
+        #expect(command.preflight().timeout == AsyncLocationManager.noTimeout)
+    }
+
+    @Test("--timeout given bounds the wait, one fix or --follow", arguments: [
+        (["--timeout", "5"], Duration.seconds(5)), (["--follow", "--timeout", "5"], .seconds(5)),
+        (["-f", "--timeout=0.25"], .milliseconds(250)), (["--follow", "--timeout", "inf"], AsyncLocationManager.noTimeout),
+    ] as [([String], Duration)])
+    func explicitTimeout(arguments: [String], duration: Duration) throws {
+        let command = try WhereAmI.parse(arguments)
+        #expect(command.request.firstFixTimeout.duration == duration)
+        #expect(command.preflight().timeout == duration)
     }
 
     @Test("every format by name", arguments: ["text", "json", "csv", "geojson", "gpx"])
@@ -73,14 +94,14 @@ struct ParsingTests {
     ] as [([String], String)])
     func hugeDurations(arguments: [String], option: String) throws {
         let command = try WhereAmI.parse(arguments)
-        let seconds = option == "timeout" ? command.request.timeout : try #require(command.request.maxAge)
+        let seconds = try #require(option == "timeout" ? command.request.timeout : command.request.maxAge)
         #expect(seconds.duration == .never)
         #expect(seconds.isUnlimited)
     }
 
     @Test("ordinary durations convert exactly")
     func ordinaryDurations() throws {
-        #expect(try WhereAmI.parse(["--timeout", "2.5"]).request.timeout.duration == .seconds(2.5))
+        #expect(try WhereAmI.parse(["--timeout", "2.5"]).request.timeout?.duration == .seconds(2.5))
         #expect(try WhereAmI.parse(["--max-age", "0"]).request.maxAge?.duration == .zero)
     }
 
