@@ -214,16 +214,26 @@ struct ParsingTests {
         #expect(records[0].fix == "DGPS", "RTK is GPX's dgps")
     }
 
-    @Test("GeoJSON: an empty stream is an empty FeatureCollection; points are [lon, lat(, alt)]")
+    @Test("GeoJSON: an empty stream is an empty FeatureCollection; points are [lon, lat(, height above the ellipsoid)]")
     func geoJSONShapes() throws {
         let empty = OutputFormat.geojson.makeWriter(streaming: true)
         #expect(try Formats.geoJSONRecords(empty.header + empty.footer).isEmpty)
         var writer = OutputFormat.geojson.makeWriter(streaming: true)
         let flat = Location(coordinate: .init(latitude: 48.1, longitude: 11.5), timestamp: .now, fix: .twoDimensional)
-        let text = writer.header + writer.record(Self.awkward) + writer.record(flat) + writer.footer
+        let raised = Location(coordinate: .init(latitude: 52.5, longitude: 13.4), altitude: 36, ellipsoidalAltitude: 75.6,
+                              timestamp: .now, fix: .threeDimensional)
+        // Above sea level only: RFC 7946 §4's third coordinate is height above the ellipsoid, so it is left out.
+        let seaLevelOnly = Location(coordinate: .init(latitude: 1, longitude: 2), altitude: 12.5, timestamp: .now,
+                                    fix: .threeDimensional)
+        let text = writer.header + writer.record(Self.awkward) + writer.record(flat) + writer.record(raised)
+            + writer.record(seaLevelOnly) + writer.footer
         let records = try Formats.geoJSONRecords(text)
-        try #require(records.count == 2)
-        #expect(records[0].latitude == -33.856784 && records[0].longitude == -0.000001 && records[0].altitude == 1e-7)
-        #expect(records[1].latitude == 48.1 && records[1].longitude == 11.5 && records[1].altitude == nil)
+        try #require(records.count == 4)
+        #expect(records[0].latitude == -33.856784 && records[0].longitude == -0.000001 && records[0].height == 0)
+        #expect(records[0].altitude == 1e-7, "the height above sea level stays a property")
+        #expect(records[1].latitude == 48.1 && records[1].longitude == 11.5 && records[1].height == nil)
+        #expect(records[2].height == 75.6 && records[2].altitude == 36)
+        #expect(records[3].height == nil && records[3].altitude == 12.5)
+        #expect(text.contains(#""coordinates":[13.4,52.5,75.6]"#) && text.contains(#""coordinates":[2.0,1.0]}"#), "\(text)")
     }
 }
