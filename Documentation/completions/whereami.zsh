@@ -43,7 +43,7 @@ _whereami() {
     local -ar ___format=('text' 'json' 'csv' 'geojson' 'gpx')
     local -ar arg_specs=(
         ':server:'
-        '--replay[Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.]:file:'
+        '--replay[Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.]:file:_files'
         '--demo[Replay the bundled recording of a drive instead of asking gpsd.]'
         '--speed[With --replay or --demo\: replay this many times faster than recorded; 0 for as fast as possible.]:factor:'
         '--timeout[Give up if no fix arrives within this many seconds ('\''inf'\''\: wait as long as it takes). Without it, one fix waits 30 s, and --follow waits for gpsd and its first fix as long as it takes.]:seconds:'

@@ -11,7 +11,8 @@ struct ConnectionOptions: ParsableArguments {
     var server: GPSDServer?
 
     @Option(help: ArgumentHelp("Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.",
-                               valueName: "file"))
+                               valueName: "file"),
+            completion: .file())
     var replay: String?
 
     @Flag(help: "Replay the bundled recording of a drive instead of asking gpsd.")

@@ -37,7 +37,7 @@ package struct WhereAmI: AsyncParsableCommand {
     @OptionGroup(title: "Output") var output: OutputOptions
 
     func validate() throws {
-        // The man page and completions offer `help` as argument-parser's help subcommand: honour it.
+        // The completions offer `help` as argument-parser's help subcommand, and the help mentions it: honour it.
         if connection.server == GPSDServer(host: "help") { throw CleanExit.helpRequest(self) }
     }
 

@@ -124,7 +124,7 @@ struct ParsingTests {
         #expect(WhereAmI.message(for: error).contains("--speed goes with --replay or --demo"))
     }
 
-    @Test("`whereami help` prints the help, as the man page and completions offer it")
+    @Test("`whereami help` prints the help, as the help says and the completions offer it")
     func helpWord() throws {
         let error = try #require(throws: (any Error).self) { try WhereAmI.parse(["help"]) }
         #expect(WhereAmI.exitCode(for: error) == .success)
