@@ -171,6 +171,7 @@ _whereami() {
     # Offer option value completions
     case "${prev}" in
     '--replay')
+        __whereami_add_completions -f
         return
         ;;
     '--speed')

@@ -77,10 +77,10 @@ function __whereami_custom_completion
 end
 
 complete -c 'whereami' -f
-complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" replay' -l 'replay' -d 'Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.' -rfka ''
+complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" replay' -l 'replay' -d 'Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.' -rF
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" demo' -l 'demo' -d 'Replay the bundled recording of a drive instead of asking gpsd.'
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" speed' -l 'speed' -d 'With --replay or --demo: replay this many times faster than recorded; 0 for as fast as possible.' -rfka ''
-complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" timeout' -l 'timeout' -d 'Give up if no fix arrives within this many seconds (\'inf\': wait as long as it takes).' -rfka ''
+complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" timeout' -l 'timeout' -d 'Give up if no fix arrives within this many seconds (\'inf\': wait as long as it takes). Without it, one fix waits 30 s, and --follow waits for gpsd and its first fix as long as it takes.' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" max-age' -l 'max-age' -d 'Accept a fix gpsd already holds if it is at most this old.' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" accuracy' -l 'accuracy' -d 'Wait for a fix at least this accurate (horizontal).' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" f follow' -l 'follow' -s 'f' -d 'Stream fixes until interrupted.'

@@ -43,10 +43,10 @@ _whereami() {
     local -ar ___format=('text' 'json' 'csv' 'geojson' 'gpx')
     local -ar arg_specs=(
         ':server:'
-        '--replay[Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.]:file:'
+        '--replay[Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.]:file:_files'
         '--demo[Replay the bundled recording of a drive instead of asking gpsd.]'
         '--speed[With --replay or --demo\: replay this many times faster than recorded; 0 for as fast as possible.]:factor:'
-        '--timeout[Give up if no fix arrives within this many seconds ('\''inf'\''\: wait as long as it takes).]:seconds:'
+        '--timeout[Give up if no fix arrives within this many seconds ('\''inf'\''\: wait as long as it takes). Without it, one fix waits 30 s, and --follow waits for gpsd and its first fix as long as it takes.]:seconds:'
         '--max-age[Accept a fix gpsd already holds if it is at most this old.]:seconds:'
         '--accuracy[Wait for a fix at least this accurate (horizontal).]:metres:'
         '(--follow -f)'{--follow,-f}'[Stream fixes until interrupted.]'

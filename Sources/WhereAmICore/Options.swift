@@ -11,7 +11,8 @@ struct ConnectionOptions: ParsableArguments {
     var server: GPSDServer?
 
     @Option(help: ArgumentHelp("Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.",
-                               valueName: "file"))
+                               valueName: "file"),
+            completion: .file())
     var replay: String?
 
     @Flag(help: "Replay the bundled recording of a drive instead of asking gpsd.")
@@ -43,9 +44,11 @@ struct ConnectionOptions: ParsableArguments {
 /// What to wait for: one fix, or a stream of them.
 struct RequestOptions: ParsableArguments {
     @Option(parsing: .unconditional,
-            help: ArgumentHelp("Give up if no fix arrives within this many seconds ('inf': wait as long as it takes).",
-                               valueName: "seconds"))
-    var timeout = Seconds(30)
+            help: ArgumentHelp(
+                "Give up if no fix arrives within this many seconds ('inf': wait as long as it takes). Without "
+                    + "it, one fix waits 30 s, and --follow waits for gpsd and its first fix as long as it takes.",
+                valueName: "seconds"))
+    var timeout: Seconds?
 
     @Option(name: .customLong("max-age"), parsing: .unconditional,
             help: ArgumentHelp("Accept a fix gpsd already holds if it is at most this old.", valueName: "seconds"))
@@ -69,8 +72,15 @@ struct RequestOptions: ParsableArguments {
             help: ArgumentHelp("With --follow: at most one fix per this many seconds of fix time.", valueName: "seconds"))
     var interval: Double?
 
+    /// How long one fix waits when --timeout is not given.
+    static let defaultTimeout = Seconds(30)
+
+    /// How long to wait for the first fix: --timeout if given; otherwise ``defaultTimeout`` for one fix, and no
+    /// limit for --follow, which waits for gpsd (not running yet, say) and its first fix as long as it takes.
+    var firstFixTimeout: Seconds { timeout ?? (follow ? Seconds(.infinity) : Self.defaultTimeout) }
+
     func validate() throws {
-        guard timeout.value > 0 else {
+        if let timeout, !(timeout.value > 0) {
             throw ValidationError("--timeout must be a positive number of seconds, or inf")
         }
         if let maxAge, !(maxAge.value >= 0) { throw ValidationError("--max-age must be zero or more seconds, or inf") }

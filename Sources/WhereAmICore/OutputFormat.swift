@@ -150,6 +150,10 @@ struct CSVWriter: LocationWriter {
 }
 
 /// A GeoJSON FeatureCollection of Points, one feature per fix, written as the fixes come.
+///
+/// A position is `[longitude, latitude, height]`, the height above the WGS84 ellipsoid as RFC 7946 §4 asks
+/// (``Location/ellipsoidalAltitude``, gpsd's `altHAE`), left out when the fix has none; the height above sea
+/// level stays among the properties (`altitude`).
 struct GeoJSONWriter: LocationWriter {
     private var count = 0
     var header: String { "{\"type\":\"FeatureCollection\",\"features\":[\n" }
@@ -158,7 +162,7 @@ struct GeoJSONWriter: LocationWriter {
     mutating func record(_ l: Location) -> String {
         defer { count += 1 }
         var position = [Field.number(l.coordinate.longitude), Field.number(l.coordinate.latitude)]
-        if let altitude = l.altitude { position.append(Field.number(altitude)) }
+        if let height = l.ellipsoidalAltitude { position.append(Field.number(height)) }
         let feature = "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":["
             + position.joined(separator: ",") + "]},\"properties\":"
             + Field.jsonObject(Field.properties(of: l, includeCoordinate: false)) + "}"

@@ -24,7 +24,8 @@ extension WhereAmI {
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         let writer = self.output.format.makeWriter(streaming: true)
         try output.write(writer.header)
-        status.say("waiting for fixes" + (request.timeout.isUnlimited ? "" : " (first within \(request.timeout) s)"))
+        let timeout = request.firstFixTimeout
+        status.say("waiting for fixes" + (timeout.isUnlimited ? "" : " (first within \(timeout) s)"))
 
         // A live receiver cannot wait for a slow reader, so keep the newest fixes; a recording can, and a
         // replay as fast as possible would otherwise outrun the writer and lose fixes. One record per epoch,
@@ -34,7 +35,7 @@ extension WhereAmI {
             desiredAccuracy: request.accuracy, distanceFilter: request.distance, delivery: .oncePerEpoch,
             bufferingPolicy: connection.isReplay ? .unbounded : AsyncLocationManager.defaultBufferingPolicy)
         let (events, sink) = AsyncStream.makeStream(of: StreamEvent.self)
-        let (count, interval, timeout) = (request.count, request.interval, request.timeout)
+        let (count, interval) = (request.count, request.interval)
 
         var (final, failure, expired) = (writer, (any Error)?.none, false)
         await withTaskGroup(of: Void.self) { group in

@@ -12,8 +12,10 @@ package struct WhereAmI: AsyncParsableCommand {
         discussion: """
             Prints one fix and exits, or with --follow streams fixes until interrupted. Fixes go to \
             standard output; status goes to standard error, a line for each change (connecting, \
-            waiting for a fix with the satellites seen and used, fix lost, reconnecting and the like). A stream \
-            keeps going while gpsd restarts; --timeout bounds the wait for its first fix.
+            waiting for a fix with the satellites seen and used, fix lost, reconnecting and the like). One fix \
+            waits up to 30 s unless --timeout says otherwise. A stream waits for gpsd (not running yet, say) and \
+            its first fix as long as it takes unless --timeout bounds that wait, and keeps going while gpsd \
+            restarts.
 
             SERVER is gpsd's address as gpsd's own clients take it: host[:port[:device]], an IPv6 \
             address in brackets; the default is localhost:2947. `whereami help` prints this help.
@@ -35,7 +37,7 @@ package struct WhereAmI: AsyncParsableCommand {
     @OptionGroup(title: "Output") var output: OutputOptions
 
     func validate() throws {
-        // The man page and completions offer `help` as argument-parser's help subcommand: honour it.
+        // The completions offer `help` as argument-parser's help subcommand, and the help mentions it: honour it.
         if connection.server == GPSDServer(host: "help") { throw CleanExit.helpRequest(self) }
     }
 
@@ -98,9 +100,10 @@ package struct WhereAmI: AsyncParsableCommand {
     }
 
     private func printOneFix(from gps: AsyncLocationManager, to output: Output, status: StatusReporter) async throws {
-        status.say("waiting for a fix" + (request.timeout.isUnlimited ? "" : " (up to \(request.timeout) s)"))
+        let timeout = request.firstFixTimeout
+        status.say("waiting for a fix" + (timeout.isUnlimited ? "" : " (up to \(timeout) s)"))
         let fix = try await gps.requestLocation(
-            timeout: request.timeout.duration, maximumAge: request.maxAge?.duration,
+            timeout: timeout.duration, maximumAge: request.maxAge?.duration,
             desiredAccuracy: request.accuracy)
         var writer = self.output.format.makeWriter(streaming: false)
         try output.write(writer.header + writer.record(fix) + writer.footer)
@@ -123,7 +126,7 @@ extension WhereAmI {
     package func preflight() -> (timeout: Duration, maximumAge: Duration?, sample: String) {
         var writer = output.format.makeWriter(streaming: request.follow)
         let sample = writer.header + writer.record(Location(coordinate: .init(latitude: 0, longitude: 0))) + writer.footer
-        return (request.timeout.duration, request.maxAge?.duration, sample)
+        return (request.firstFixTimeout.duration, request.maxAge?.duration, sample)
     }
 
     /// Parses the program's arguments and runs the command: the executable's whole main.

@@ -6,18 +6,64 @@ import Testing
 extension SampleTests {
     @Suite("TelemetryLogger")
     struct TelemetryLoggerTests {
-        /// A status line of the log: `{"event":"status","at":…,"state":…,"message":…}`.
+        /// A status line of the log: `{"event":"status","at":…,"state":…,"message":…}`, as JSONSchema.md
+        /// ("Status lines beside fixes") describes it.
         struct StatusLine: Decodable { var event: String; var at: String; var state: String; var message: String }
 
         enum Line { case fix(Location), status(StatusLine) }
 
-        /// Every line parsed: a status line, or a fix in the library's schema. A line that is neither (a torn one)
-        /// fails the test.
+        /// The states JSONSchema.md lists for a status line: `LocationStatus.name`s and the log's own.
+        static let documentedStates: Set<String> = [
+            "connecting", "connected", "noDevice", "waitingForFix", "fix", "fixLost", "deviceGone", "stale",
+            "reconnecting", "stopped", "started", "failed", "closed",
+        ]
+
+        /// Every line parsed as JSONSchema.md tells a reader to: a line with an `event` key is a status line of
+        /// the documented form (its four keys in order, nothing else), and is no `Location`; any other line is a
+        /// fix in the library's schema. A line that is neither (a torn one) fails the test.
         static func parse(_ lines: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> [Line] {
             try lines.filter { !$0.isEmpty }.map { line in
                 let data = Data(line.utf8)
-                if line.hasPrefix(#"{"event":"#) { return .status(try JSONDecoder().decode(StatusLine.self, from: data)) }
-                return .fix(try JSONDecoder().decode(Location.self, from: data))
+                let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any],
+                                          "a JSON object: \(line)", sourceLocation: sourceLocation)
+                guard object["event"] != nil else { return .fix(try JSONDecoder().decode(Location.self, from: data)) }
+                let status = try JSONDecoder().decode(StatusLine.self, from: data)
+                #expect(Set(object.keys) == ["event", "at", "state", "message"]
+                            && line.wholeMatch(of: /\{"event":"status","at":"[^"]*","state":"[^"]*","message":".*"\}/) != nil,
+                        "the documented keys, in order: \(line)", sourceLocation: sourceLocation)
+                #expect(status.at.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil,
+                        "ISO 8601 UTC with milliseconds: \(line)", sourceLocation: sourceLocation)
+                #expect(documentedStates.contains(status.state), "a documented state: \(line)",
+                        sourceLocation: sourceLocation)
+                #expect(!status.message.isEmpty, "\(line)", sourceLocation: sourceLocation)
+                #expect(throws: DecodingError.self, "a status line is no fix: \(line)", sourceLocation: sourceLocation) {
+                    try JSONDecoder().decode(Location.self, from: data)
+                }
+                return .status(status)
+            }
+        }
+
+        @Test("every line of a replay's log is a fix that decodes as a Location or a status line of the documented form")
+        func everyLineDecodes() async throws {
+            try await withScratchDirectory("telemetry-lines") { scratch in
+                let result = try await Sample.start("TelemetryLogger", [
+                    "--replay", Sample.recording.path, "--speed", "0", "--directory", scratch.path,
+                ]).finish(deadline: .seconds(60))
+                #expect(result.status == 0, "\(result)")
+                let lines = try Self.parse(Sample.lines(in: scratch))
+                let fixes = lines.compactMap { line -> Location? in if case .fix(let fix) = line { fix } else { nil } }
+                let states = lines.compactMap { line -> String? in if case .status(let s) = line { s.state } else { nil } }
+                let expected = try ExpectedFix.load("drive.expected.json")
+                #expect(fixes.map(\.timestamp) == expected.map(\.date), "every epoch of the drive, once")
+                #expect(states.first == "started" && states.last == "closed", "\(states)")
+                #expect(states.contains("connected") && states.contains("fix"), "\(states)")
+                // The documented states are the ones JSONSchema.md lists.
+                let schema = try String(contentsOf: Fixtures.directory.deletingLastPathComponent().deletingLastPathComponent()
+                    .appendingPathComponent("Sources/GPSDLocation/Docs.docc/JSONSchema.md"), encoding: .utf8)
+                let row = try #require(schema.split(separator: "\n").first { $0.hasPrefix("| `state` |") })
+                for state in Self.documentedStates {
+                    #expect(row.contains("`\(state)`"), "JSONSchema.md lists \(state)")
+                }
             }
         }
 

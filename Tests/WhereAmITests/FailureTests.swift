@@ -70,6 +70,35 @@ extension WhereAmIProcessTests {
             }
         }
 
+        @Test("gpsd not running yet, --follow without --timeout: no limit on the wait; it keeps trying and prints the fixes of the gpsd that comes",
+              .enabled(if: GPSFake.isAvailable))
+        func gpsdLateFollow() async throws {
+            let port = freeLoopbackPort()
+            try #require(port != 0)
+            let process = try await startWhereAmI(["--follow", "--format", "json", "127.0.0.1:\(port)"])
+            let retrying = await process.waitForOutput(onStandardError: true, timeout: .seconds(30)) {
+                $0.contains("reconnecting in")
+            }
+            #expect(retrying, "it keeps trying: \(process.stderrSoFar)")
+            // With a limit it would say "waiting for fixes (first within N s)", and end with 75 when it passed.
+            let lines = process.stderrSoFar.split(separator: "\n")
+            #expect(lines.contains("whereami: waiting for fixes"), "no limit on the wait: \(process.stderrSoFar)")
+
+            try await withScratchDirectory("late") { directory in
+                let log = try RestartTests.log(0..<10, in: directory)
+                try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true,
+                                      port: port) { fake in
+                    let printed = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(RestartTests.time(3)) }
+                    _ = await requireLive(printed, "the fix of \(RestartTests.time(3))", fake: fake, process: process)
+                }
+            }
+            process.terminate()
+            let result = await process.finish(deadline: .seconds(30))
+            #expect(result.status == 0 && !result.endedBySignal, "\(result)")
+            let times = try result.stdoutLines.map { try Formats.jsonRecord($0).timestamp ?? "" }
+            #expect(times.contains(RestartTests.time(3)) && times == times.sorted(), "\(times)")
+        }
+
         @Test("no fix (nofix.nmea): --timeout 1 exits 75 after about 1 s and says so",
               .enabled(if: GPSFake.isAvailable),
               arguments: [["-q"], ["--follow", "--format", "json"], ["--follow", "--format", "gpx"]])

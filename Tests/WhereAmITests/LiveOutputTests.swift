@@ -143,13 +143,19 @@ extension WhereAmIProcessTests {
             expectInOrder(records, of: track)
         }
 
-        @Test("--format geojson: a FeatureCollection of N Points at [lon, lat, alt], read by JSONSerialization")
+        @Test("--format geojson: a FeatureCollection of N Points at [lon, lat, height above the ellipsoid], read by JSONSerialization")
         func formatGeoJSON() async throws {
             let track = try ExpectedTrack("moving")
             let result = try await followMoving(format: "geojson")
             let records = try Formats.geoJSONRecords(result.stdout)
             #expect(records.count == 5, "\(result)")
             expectInOrder(records, of: track)
+            // moving.nmea's GGA puts the geoid 17.0 m above the ellipsoid: gpsd's altHAE is altMSL + 17.
+            for record in records where record.fix == "3D" {
+                let (height, altitude) = (try #require(record.height, "\(record)"), try #require(record.altitude))
+                #expect(abs(height - altitude - 17) < 1e-3, "\(record): height \(height)")
+            }
+            #expect(records.contains { $0.fix == "3D" }, "\(records)")
         }
 
         @Test("--format csv: a header and N rows of the same columns, read by Python's csv module")

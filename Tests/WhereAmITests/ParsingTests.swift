@@ -11,7 +11,8 @@ struct ParsingTests {
     func defaults() throws {
         let command = try WhereAmI.parse([])
         #expect(command.connection.server == nil)
-        #expect(command.request.timeout == Seconds(30))
+        #expect(command.request.timeout == nil && command.request.firstFixTimeout == Seconds(30))
+        #expect(command.preflight().timeout == .seconds(30))
         #expect(command.request.maxAge == nil && command.request.accuracy == nil)
         let request = command.request
         #expect(!request.follow && request.count == nil && request.distance == nil && request.interval == nil)
@@ -31,6 +32,26 @@ struct ParsingTests {
         #expect(command.request.timeout == Seconds(0.5) && command.request.accuracy == 10)
         #expect(command.request.maxAge == Seconds(0))
         #expect(command.connection.server == GPSDServer(host: "rover.local", port: 2948, device: "/dev/ttyACM0"))
+    }
+
+    @Test("--follow without --timeout waits for gpsd and its first fix as long as it takes", arguments: [
+        ["--follow"], ["-f", "localhost"], ["--follow", "--count", "3"], ["--demo", "-f"],
+    ] as [[String]])
+    func followWaitsWithoutLimit(arguments: [String]) throws {
+        let command = try WhereAmI.parse(arguments)
+        #expect(command.request.timeout == nil)
+        #expect(command.request.firstFixTimeout.isUnlimited)
+        #expect(command.preflight().timeout == AsyncLocationManager.noTimeout)
+    }
+
+    @Test("--timeout given bounds the wait, one fix or --follow", arguments: [
+        (["--timeout", "5"], Duration.seconds(5)), (["--follow", "--timeout", "5"], .seconds(5)),
+        (["-f", "--timeout=0.25"], .milliseconds(250)), (["--follow", "--timeout", "inf"], AsyncLocationManager.noTimeout),
+    ] as [([String], Duration)])
+    func explicitTimeout(arguments: [String], duration: Duration) throws {
+        let command = try WhereAmI.parse(arguments)
+        #expect(command.request.firstFixTimeout.duration == duration)
+        #expect(command.preflight().timeout == duration)
     }
 
     @Test("every format by name", arguments: ["text", "json", "csv", "geojson", "gpx"])
@@ -73,14 +94,14 @@ struct ParsingTests {
     ] as [([String], String)])
     func hugeDurations(arguments: [String], option: String) throws {
         let command = try WhereAmI.parse(arguments)
-        let seconds = option == "timeout" ? command.request.timeout : try #require(command.request.maxAge)
+        let seconds = try #require(option == "timeout" ? command.request.timeout : command.request.maxAge)
         #expect(seconds.duration == .never)
         #expect(seconds.isUnlimited)
     }
 
     @Test("ordinary durations convert exactly")
     func ordinaryDurations() throws {
-        #expect(try WhereAmI.parse(["--timeout", "2.5"]).request.timeout.duration == .seconds(2.5))
+        #expect(try WhereAmI.parse(["--timeout", "2.5"]).request.timeout?.duration == .seconds(2.5))
         #expect(try WhereAmI.parse(["--max-age", "0"]).request.maxAge?.duration == .zero)
     }
 
@@ -103,7 +124,7 @@ struct ParsingTests {
         #expect(WhereAmI.message(for: error).contains("--speed goes with --replay or --demo"))
     }
 
-    @Test("`whereami help` prints the help, as the man page and completions offer it")
+    @Test("`whereami help` prints the help, as the help says and the completions offer it")
     func helpWord() throws {
         let error = try #require(throws: (any Error).self) { try WhereAmI.parse(["help"]) }
         #expect(WhereAmI.exitCode(for: error) == .success)
@@ -193,16 +214,26 @@ struct ParsingTests {
         #expect(records[0].fix == "DGPS", "RTK is GPX's dgps")
     }
 
-    @Test("GeoJSON: an empty stream is an empty FeatureCollection; points are [lon, lat(, alt)]")
+    @Test("GeoJSON: an empty stream is an empty FeatureCollection; points are [lon, lat(, height above the ellipsoid)]")
     func geoJSONShapes() throws {
         let empty = OutputFormat.geojson.makeWriter(streaming: true)
         #expect(try Formats.geoJSONRecords(empty.header + empty.footer).isEmpty)
         var writer = OutputFormat.geojson.makeWriter(streaming: true)
         let flat = Location(coordinate: .init(latitude: 48.1, longitude: 11.5), timestamp: .now, fix: .twoDimensional)
-        let text = writer.header + writer.record(Self.awkward) + writer.record(flat) + writer.footer
+        let raised = Location(coordinate: .init(latitude: 52.5, longitude: 13.4), altitude: 36, ellipsoidalAltitude: 75.6,
+                              timestamp: .now, fix: .threeDimensional)
+        // Above sea level only: RFC 7946 §4's third coordinate is height above the ellipsoid, so it is left out.
+        let seaLevelOnly = Location(coordinate: .init(latitude: 1, longitude: 2), altitude: 12.5, timestamp: .now,
+                                    fix: .threeDimensional)
+        let text = writer.header + writer.record(Self.awkward) + writer.record(flat) + writer.record(raised)
+            + writer.record(seaLevelOnly) + writer.footer
         let records = try Formats.geoJSONRecords(text)
-        try #require(records.count == 2)
-        #expect(records[0].latitude == -33.856784 && records[0].longitude == -0.000001 && records[0].altitude == 1e-7)
-        #expect(records[1].latitude == 48.1 && records[1].longitude == 11.5 && records[1].altitude == nil)
+        try #require(records.count == 4)
+        #expect(records[0].latitude == -33.856784 && records[0].longitude == -0.000001 && records[0].height == 0)
+        #expect(records[0].altitude == 1e-7, "the height above sea level stays a property")
+        #expect(records[1].latitude == 48.1 && records[1].longitude == 11.5 && records[1].height == nil)
+        #expect(records[2].height == 75.6 && records[2].altitude == 36)
+        #expect(records[3].height == nil && records[3].altitude == 12.5)
+        #expect(text.contains(#""coordinates":[13.4,52.5,75.6]"#) && text.contains(#""coordinates":[2.0,1.0]}"#), "\(text)")
     }
 }

@@ -9,7 +9,7 @@ import FoundationXML
 /// each returning the fixes as ``Record``s and recording an issue for whatever breaks the documented format.
 enum Formats {
     /// The field names of `--format json`, as the README documents them (the library's `Location` names).
-    /// The keys of Documentation/JSONSchema.md.
+    /// The keys of Sources/GPSDLocation/Docs.docc/JSONSchema.md.
     static let jsonFields: Set<String> = [
         "latitude", "longitude", "altitude", "ellipsoidalAltitude", "horizontalAccuracy", "verticalAccuracy",
         "latitudeAccuracy", "longitudeAccuracy", "latitudeDeviation", "longitudeDeviation", "altitudeDeviation",
@@ -88,7 +88,8 @@ enum Formats {
 
     // MARK: GeoJSON
 
-    /// A whole `--format geojson` document: a FeatureCollection of Point features, `[lon, lat(, alt)]`.
+    /// A whole `--format geojson` document: a FeatureCollection of Point features, `[lon, lat(, height)]`, the
+    /// height the fix's `ellipsoidalAltitude` (RFC 7946 §4), there exactly when the properties have one.
     static func geoJSONRecords(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [Record] {
         let parsed = try JSONSerialization.jsonObject(with: Data(text.utf8))
         let collection = try #require(parsed as? [String: Any], "a JSON object", sourceLocation: sourceLocation)
@@ -109,9 +110,10 @@ enum Formats {
             try #require(position.count >= 2, sourceLocation: sourceLocation)
             record.longitude = position[0]
             record.latitude = position[1]
-            let altitude = position.count == 3 ? position[2] : nil
-            #expect(altitude == record.altitude, "the position's altitude is the fix's", sourceLocation: sourceLocation)
-            record.altitude = altitude
+            let height = position.count == 3 ? position[2] : nil
+            #expect(height == number(properties["ellipsoidalAltitude"]),
+                    "the position's height is the fix's above the ellipsoid: \(feature)", sourceLocation: sourceLocation)
+            record.height = height
             return record
         }
     }

@@ -30,6 +30,8 @@ struct Record: Sendable, CustomStringConvertible {
     var course: Double?
     /// "2D" or "3D".
     var fix: String?
+    /// A GeoJSON position's third coordinate: metres above the WGS84 ellipsoid.
+    var height: Double? = nil
 
     var description: String {
         "\(timestamp ?? "-") \(latitude),\(longitude) alt \(altitude.map { "\($0)" } ?? "-") speed "
