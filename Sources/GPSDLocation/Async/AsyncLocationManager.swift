@@ -245,7 +245,7 @@ public final class AsyncLocationManager: Sendable {
     /// why gpsd's was not).
     private func timeOut(_ id: SubscriptionID, after timeout: Duration, maximumAge: Duration?, desiredAccuracy: Double?) {
         guard let ended = manager.unsubscribe(id), let waiter = state.withLock({ $0.take(id) }) else { return }
-        var message = "no fix" + (desiredAccuracy.map { " within \(JSONText.number($0)) m" } ?? "") + " in \(timeout.secondsText)"
+        var message = "no fix" + (desiredAccuracy.map { " within \(JSONText.number($0)) m" } ?? "") + " in \(timeout)"
         var reasons: [String] = []
         if let desiredAccuracy, let best = ended.best {
             let accuracy = best.horizontalAccuracy.map { "±" + JSONText.fixed($0, digits: 1) + " m" } ?? "of unknown accuracy"

@@ -103,7 +103,7 @@ struct TimeoutMessageTests {
             return
         }
         #expect(error.code == .timedOut)
-        #expect(error.message == "no fix in 4 s: the fix gpsd held was of unknown age (its time is not gpsd's clock's), "
+        #expect(error.message == "no fix in 4.0 seconds: the fix gpsd held was of unknown age (its time is not gpsd's clock's), "
             + "wanted at most 5 s")
         #expect(error.bestLocation == held)
     }
@@ -120,6 +120,6 @@ struct TimeoutMessageTests {
             Issue.record("the request did not time out")
             return
         }
-        #expect(error.message == "no fix within 10.0 m in 4 s: the best fix was ±17.2 m, wanted 10.0 m")
+        #expect(error.message == "no fix within 10.0 m in 4.0 seconds: the best fix was ±17.2 m, wanted 10.0 m")
     }
 }
