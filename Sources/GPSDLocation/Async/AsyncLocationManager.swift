@@ -213,8 +213,8 @@ public final class AsyncLocationManager: Sendable {
                 waiter.timeout?.cancel()
                 switch event {
                 case .location(let location): waiter.continuation.resume(returning: location)
-                case .rejected, .status:
-                    assertionFailure("a one-shot request follows neither the status nor rejections")
+                case .rejected, .rejectionEnded, .status:
+                    assertionFailure("settle hands a request only what ends it")
                 case .ended(let error):
                     waiter.continuation.resume(
                         throwing: error ?? LocationError(.locationUnknown, "the source ended before a fix"))

@@ -109,7 +109,8 @@ package struct AsyncLocationStateMachine {
         var order: [SubscriptionID] = []
         var ready: [SubscriptionEvent] = []
         for notice in notices {
-            if let waiter = waiters.removeValue(forKey: notice.id) {
+            // A request ends with a fix or an end; nothing else is numbered for it, and nothing else may take it.
+            if notice.event.endsARequest, let waiter = waiters.removeValue(forKey: notice.id) {
                 requests.append((waiter, notice.event))
                 continue
             }
@@ -190,4 +191,12 @@ package struct AsyncLocationStateMachine {
 
 extension SubscriptionEvent {
     var isEnd: Bool { if case .ended = self { true } else { false } }
+
+    /// Whether it is what a one-shot request ends with: a fix, or an end.
+    var endsARequest: Bool {
+        switch self {
+        case .location, .ended: true
+        case .rejected, .rejectionEnded, .status: false
+        }
+    }
 }

@@ -4,10 +4,12 @@ import GPSDCore
 /// status and rejection. A value: the stream's outlet keeps one, and tests feed it events.
 struct LiveTimeline {
     private var location: Location?
+    /// Whether ``location`` came since fixes last stopped coming (or the source restarted).
+    private var isCurrent = false
     private var status = LocationStatus.stopped
     private var rejection: FixRejection?
     private var stationary = StationaryDetector()
-    /// Whether a session of this timeline has connected before, and whether one is connecting now.
+    /// Whether a session of this timeline's source has been connected, and whether one is connecting now.
     private var connectedBefore = false
     private var connecting = false
 
@@ -17,23 +19,35 @@ struct LiveTimeline {
         switch event {
         case .location(let fix):
             location = fix
+            isCurrent = true
             rejection = nil
             _ = stationary.update(with: fix)
             return make(isNewFix: true, restarted: false)
         case .rejected(let new):
             rejection = new
+        case .rejectionEnded:
+            rejection = nil
         case .status(let new):
             switch new {
             case .connecting:
                 connecting = true
-                stationary.reset()
             case .connected where connecting:
                 restarted = connectedBefore
                 (connectedBefore, connecting) = (true, false)
-            case .fixLost, .deviceGone, .noDevice, .reconnecting, .stopped:
-                stationary.reset()   // whatever made fixes stop makes rest unknown: the next fixes judge it afresh
-            default:
+            case .stopped, .reconnecting:
                 break
+            default:
+                // A timeline that subscribed mid-session learns the session is connected from any of these.
+                if !connecting { connectedBefore = true }
+            }
+            if case .fix = new {} else { isCurrent = false }   // the fix held is from before, until the next
+            switch new {
+            case .fix, .stale, .connected: break
+            default: stationary.reset()   // whatever made fixes stop makes rest unknown: the next fixes judge it afresh
+            }
+            if restarted {
+                isCurrent = false
+                stationary.reset()
             }
             status = new
         case .ended:
@@ -46,7 +60,7 @@ struct LiveTimeline {
         let unavailable = if case .fix = status { false } else { true }
         return LocationUpdate(
             location: location, isNewFix: isNewFix, status: status, locationUnavailable: unavailable,
-            isStale: location != nil && (unavailable || rejection != nil), isStationary: stationary.isStationary,
-            sourceRestarted: restarted, rejection: rejection)
+            isStale: location != nil && (unavailable || rejection != nil || !isCurrent),
+            isStationary: stationary.isStationary, sourceRestarted: restarted, rejection: rejection)
     }
 }

@@ -38,7 +38,7 @@ extension StreamOutlet {
                 switch event {
                 case .ended(let error?): continuation.finish(throwing: error)
                 case .ended(nil): continuation.finish()
-                case .location, .rejected, .status:
+                case .location, .rejected, .rejectionEnded, .status:
                     guard let update = timeline.withLock({ $0.update(for: event) }) else { return }
                     if case .dropped = continuation.yield(update) { drops.add() }
                 }

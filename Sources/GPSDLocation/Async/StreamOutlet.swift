@@ -26,7 +26,7 @@ package struct StreamOutlet: Sendable {
                 case .location(let location): if case .dropped = continuation.yield(location) { drops.add() }
                 case .ended(let error?): continuation.finish(throwing: error)
                 case .ended(nil): continuation.finish()
-                case .rejected, .status: break
+                case .rejected, .rejectionEnded, .status: break
                 }
             },
             finish: { continuation.finish() })

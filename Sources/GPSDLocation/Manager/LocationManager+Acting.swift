@@ -232,7 +232,7 @@ struct ActionBatch {
             actions[index] = .notify(consumer, [])
             batch += notices
             actions[index] = .notify(consumer, batch)
-        case .observe, .deliver, .fail, .reportStatus, .log:
+        case .observe, .deliver, .fail, .reportStatus, .reportRejection, .log:
             actions.append(action)
         default:
             batches.removeAll(keepingCapacity: true)

@@ -163,7 +163,7 @@ extension LocationManagerStateMachine {
         epochs.forgetSatellites()
         switch session.ended(by: error, failedAt: now) {
         case .retry(let delay, let attempt, let error):
-            actions = subscriptions.flushHeldEpochs().actions
+            actions = subscriptions.flushHeldEpochs().actions + subscriptions.endRejections().actions
                 + self.actions(of: subscriptions.endRequestsThatNeverConnected(with: error))
                 + observe(.sessionEnded(error))
             if subscriptions.wantsSession {

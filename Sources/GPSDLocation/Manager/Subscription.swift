@@ -89,6 +89,9 @@ package enum SubscriptionEvent: Sendable, Equatable {
     case ended(LocationError?)
     /// A continuous subscription's desired accuracy has rejected every fix for the manager's stale timeout.
     case rejected(FixRejection)
+    /// After ``rejected(_:)``: a fix met the accuracy again (one its distance filter holds back, too), or the fixes
+    /// stopped (the session ended): the rejection is over.
+    case rejectionEnded
     /// The manager's status changed (for a subscription that follows it: a live timeline).
     case status(LocationStatus)
 }

@@ -28,7 +28,7 @@ extension SubscriptionTable {
             defer { subscriptions.formIndex(after: &index) }
             if held {
                 guard subscriptions.values[index].takesHeldFix(aged: location.arrival?.delay) else {
-                    subscriptions.values[index].refusedHeldFix = location
+                    if subscriptions.values[index].wantsHeldFix { subscriptions.values[index].refusedHeldFix = location }
                     continue
                 }
             } else if !subscriptions.values[index].isOneShot {
@@ -135,14 +135,18 @@ extension SubscriptionTable {
         patience: Duration, into delivery: inout FixDelivery
     ) {
         guard let accuracy = filters(of: subscriptions.values[index]).accuracy else { return }
-        guard !location.meets(desiredAccuracy: accuracy) else {
-            subscriptions.values[index].rejecting = nil
-            return
+        // A fix that meets the accuracy ends a rejection; so does a gap in the fixes as long as the patience (they
+        // stopped meanwhile: the rejection starts afresh with the next).
+        if location.meets(desiredAccuracy: accuracy)
+            || subscriptions.values[index].rejecting.map({ now - $0.last > patience }) == true {
+            endRejection(at: index, into: &delivery.notifications)
+            if location.meets(desiredAccuracy: accuracy) { return }
         }
         guard var rejecting = subscriptions.values[index].rejecting else {
-            subscriptions.values[index].rejecting = (now, location, false)
+            subscriptions.values[index].rejecting = (now, now, location, false)
             return
         }
+        rejecting.last = now
         if location.isBetter(than: rejecting.best) { rejecting.best = location }
         let rejection = FixRejection(desiredAccuracy: accuracy, best: rejecting.best, duration: now - rejecting.since)
         if !rejecting.told, rejection.duration >= patience {
@@ -155,6 +159,28 @@ extension SubscriptionTable {
             }
         }
         subscriptions.values[index].rejecting = rejecting
+    }
+
+    /// Ends the rejection of the subscription at `index`, if any; a consumer told of it is told it is over.
+    private mutating func endRejection(
+        at index: Dictionary<SubscriptionID, Subscription>.Index, into notifications: inout Notifications
+    ) {
+        guard let rejecting = subscriptions.values[index].rejecting else { return }
+        subscriptions.values[index].rejecting = nil
+        if rejecting.told, case .consumer(let consumer, _) = subscriptions.values[index].consumer {
+            notifications.add(.rejectionEnded, for: subscriptions.keys[index], of: &subscriptions.values[index], to: consumer)
+        }
+    }
+
+    /// The fixes stopped (the session ended): every rejection is over.
+    mutating func endRejections() -> Notifications {
+        var notifications = Notifications()
+        var index = subscriptions.startIndex
+        while index != subscriptions.endIndex {
+            endRejection(at: index, into: &notifications)
+            subscriptions.formIndex(after: &index)
+        }
+        return notifications
     }
 
     private func filters(of subscription: Subscription) -> (accuracy: Double?, distance: Double?) {

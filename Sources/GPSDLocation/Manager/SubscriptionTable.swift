@@ -253,9 +253,9 @@ struct Subscription {
     /// For a stream that takes each epoch once: by receiver (device), the newest record of its epoch not yet
     /// over, and the epoch it passed on last.
     var heldEpochs: [String: HeldEpoch] = [:]
-    /// For a continuous subscription with a desired accuracy: since when every fix fell short of it (monotonic
-    /// time), the best of them, and whether its consumer was told.
-    var rejecting: (since: Duration, best: Location, told: Bool)?
+    /// For a continuous subscription with a desired accuracy: since when every fix fell short of it and when the
+    /// last did (monotonic time), the best of them, and whether its consumer was told.
+    var rejecting: (since: Duration, last: Duration, best: Location, told: Bool)?
 
     /// Whether it takes each epoch once, when the epoch is over (``EpochDelivery/oncePerEpoch``).
     var takesCompleteEpochs: Bool {

@@ -64,6 +64,39 @@ struct LiveTimelineTests {
         #expect(again.compactMap { timeline.update(for: .status($0))?.sourceRestarted } == [false, false, true, false, false])
     }
 
+    @Test func aTimelineThatSubscribedMidSessionSeesTheNextConnectionAsARestart() throws {
+        var timeline = LiveTimeline()
+        _ = timeline.update(for: .status(.fix(.threeDimensional, .gps)))   // the status at subscribing
+        _ = timeline.update(for: .location(Self.fix(1)))
+        let again: [LocationStatus] = [
+            .reconnecting(attempt: 2, after: .seconds(1), because: Self.lost), .connecting(attempt: 2),
+            .connected(gpsdVersion: nil),
+        ]
+        #expect(again.compactMap { timeline.update(for: .status($0))?.sourceRestarted } == [false, false, true])
+    }
+
+    @Test func theFixOfAnEarlierSessionIsStaleUntilANewOneComes() throws {
+        var timeline = LiveTimeline()
+        _ = timeline.update(for: .status(.fix(.threeDimensional, .gps)))
+        _ = timeline.update(for: .location(Self.fix(1)))
+        _ = timeline.update(for: .status(.stale(silentFor: .seconds(5))))
+        let back = try Self.next(&timeline, .status(.fix(.threeDimensional, .gps)))
+        #expect(back.isStale && !back.locationUnavailable, "gpsd speaks again, but the fix held is from before")
+        let fresh = try Self.next(&timeline, .location(Self.fix(9)))
+        #expect(!fresh.isStale)
+    }
+
+    @Test func theEndOfARejectionEndsTheStalenessWithoutAFix() throws {
+        var timeline = LiveTimeline()
+        _ = timeline.update(for: .status(.fix(.threeDimensional, .gps)))
+        _ = timeline.update(for: .location(Self.fix(1)))
+        let rejection = FixRejection(desiredAccuracy: 10, best: Self.fix(9, accuracy: 17.2), duration: .seconds(5))
+        _ = timeline.update(for: .rejected(rejection))
+        // A fix met the accuracy again, but the distance filter held it back: no fix comes, the rejection ends.
+        let over = try Self.next(&timeline, .rejectionEnded)
+        #expect(!over.isStale && over.rejection == nil)
+    }
+
     @Test func aRejectionMakesTheLocationStaleUntilAFixPasses() throws {
         var timeline = LiveTimeline()
         _ = timeline.update(for: .status(.fix(.threeDimensional, .gps)))
@@ -122,7 +155,7 @@ struct AsyncLiveUpdatesTests {
         #expect(seen == [
             // The status says fixes are coming, then the fix that says it comes, as decided.
             "stopped", "connecting", "connected", "connected", "fix", "fix 1", "fixLost stale", "reconnecting stale",
-            "connecting stale", "connected stale restarted", "fix", "fix 5",
+            "connecting stale", "connected stale restarted", "fix stale", "fix 5",
         ])
     }
 

@@ -34,6 +34,44 @@ struct ConditionTests: ManagerTesting {
         #expect(delegate.rejections.count == 2, "told again after a fix passed and 5 s of rejections followed")
     }
 
+    @Test func aGapInTheFixesStartsTheRejectionAfresh() {
+        manager.staleTimeout = .seconds(5)
+        manager.desiredAccuracy = 10
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        for second in 0..<3 { send(second, accuracy: 23) }
+        clock.advance(by: .seconds(60))   // the receiver was silent a minute
+        for second in 63..<66 { send(second, accuracy: 23) }
+        drain()
+        #expect(delegate.rejections.isEmpty, "3 s of rejections, twice, is not 5 s")
+        for second in 66..<70 { send(second, accuracy: 23) }
+        drain()
+        #expect(delegate.rejections.map(\.duration) == [.seconds(5)])
+    }
+
+    @Test func aTimelineIsToldWhenItsRejectionIsOverEvenIfNoFixPassesItsDistanceFilter() async throws {
+        let rig = AsyncRig()
+        rig.gps.manager.staleTimeout = .seconds(2)
+        let updates = rig.gps.liveUpdates(desiredAccuracy: 10, distanceFilter: 1_000)
+        await rig.source.waitForOpening()
+        rig.source.send(.connected)
+        var first = Location.sample(second: 0, metresPerSecond: 0, accuracy: 4)
+        first.horizontalAccuracy = 4
+        rig.source.send(first)
+        for second in 1...4 {
+            rig.managerClock.advance(by: .seconds(1))
+            rig.source.send(Location.sample(second: second, metresPerSecond: 0, accuracy: 30))
+        }
+        rig.managerClock.advance(by: .seconds(1))
+        rig.source.send(Location.sample(second: 5, metresPerSecond: 0, accuracy: 4))   // held back: not 1 km away
+        var staleness: [Bool] = []
+        for try await update in updates where update.rejection != nil || !staleness.isEmpty {
+            staleness.append(update.isStale)
+            if !update.isStale { break }
+        }
+        #expect(staleness == [true, false])
+    }
+
     @Test func aDelegateWithoutADesiredAccuracyIsNeverTold() {
         manager.staleTimeout = .seconds(1)
         manager.startUpdatingLocation()
