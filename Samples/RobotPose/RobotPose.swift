@@ -5,10 +5,12 @@ import SampleSupport
 import Synchronization
 
 /// Publishes NavSatFix-style messages at a fixed rate (5 Hz by default) from whatever rate the receiver has
-/// (1 Hz, say), one NDJSON line each. Each message says how old its fix is, which receiver it came from (gpsd's
-/// device, when known) and whether it is the fix's first publication (`new`) or a `repeat`; a fix older than
-/// --stale-after is never published as a position: the message is then `stale` (or `none` before any fix) with
-/// ROS's STATUS_NO_FIX.
+/// (1 Hz, say), one NDJSON line each, from the library's live timeline (`liveUpdates()`). Each message says how
+/// old its fix is (how long ago the receiver measured it), which receiver it came from (gpsd's device, when known),
+/// the source's condition (`LocationStatus.name`), and whether it is the fix's first publication (`new`) or a
+/// `repeat`; a fix the timeline calls stale (fix lost, receiver gone, gpsd silent or away), or older than
+/// --stale-after, is never published as a position: the message is then `stale` (or `none` before any fix) with
+/// ROS's STATUS_NO_FIX. The first message after the source restarted (gpsd came back) says `"restarted":true`.
 @main
 struct RobotPose: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Publish NavSatFix messages at a fixed rate.")
@@ -18,7 +20,7 @@ struct RobotPose: AsyncParsableCommand {
     @Option(help: "Messages per second.")
     var rate: Double = 5
 
-    @Option(help: ArgumentHelp("A fix that reached us longer ago than this is stale.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("A fix the receiver measured longer ago than this is stale.", valueName: "seconds"))
     var staleAfter: Double = 2
 
     @Option(help: "Stop after this many messages.")
@@ -37,13 +39,14 @@ struct RobotPose: AsyncParsableCommand {
 
     func run() async throws {
         let gps = try source.makeManager()
-        let latest = NewestFix()
+        let latest = NewestUpdate()
         let period = Duration.seconds(1 / rate)
         let stale = Duration.seconds(staleAfter)
         let limit = count
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for try await fix in gps.updates() { latest.set(fix) }
+                // The whole reading side: one timeline of fixes and conditions, gpsd's restarts included.
+                for try await update in gps.liveUpdates() { latest.set(update) }
                 throw CleanExit.message("the source ended")
             }
             group.addTask {
@@ -54,7 +57,8 @@ struct RobotPose: AsyncParsableCommand {
                     deadline = deadline.advanced(by: period)
                     if deadline < clock.now { deadline = clock.now }   // a late tick is not made up for: no bursts
                     try await clock.sleep(until: deadline)
-                    printLine(publisher.message(for: latest.value))
+                    let (update, restarted) = latest.take()
+                    printLine(publisher.message(for: update, restarted: restarted))
                 }
             }
             // Whichever ends first (the count reached, the source ended, an error) ends the other.
@@ -68,53 +72,57 @@ struct RobotPose: AsyncParsableCommand {
     }
 }
 
-/// The newest fix, shared by the reading task and the publishing one. A later report of the same epoch
-/// replaces it but keeps the epoch's first arrival, so ages count from the first report.
-final class NewestFix: Sendable {
-    private let fix = Mutex<Location?>(nil)
-    var value: Location? { fix.withLock { $0 } }
-    func set(_ new: Location) {
-        fix.withLock { current in
-            var new = new
-            if let current, current.timestamp == new.timestamp, current.device == new.device {
-                new.arrival = current.arrival
-            }
-            current = new
+/// The timeline's newest update, shared by the reading task and the publishing one, and whether the source
+/// restarted since the last message: an update says so only once, and the publisher may not sample that one.
+final class NewestUpdate: Sendable {
+    private let state = Mutex<(update: LocationUpdate?, restarted: Bool)>((nil, false))
+
+    func set(_ update: LocationUpdate) {
+        state.withLock { $0 = (update, $0.restarted || update.sourceRestarted) }
+    }
+
+    /// The newest update, and whether the source restarted since the last call.
+    func take() -> (update: LocationUpdate?, restarted: Bool) {
+        state.withLock { state in
+            defer { state.restarted = false }
+            return state
         }
     }
 }
 
-/// Turns the newest fix into the next message, remembering which epoch it published last. An epoch is one fix
+/// Turns the newest update into the next message, remembering which epoch it published last. An epoch is one fix
 /// time of one receiver: gpsd may send it again, completed by a later sentence; that is the same fix, not a
-/// new one (its age counts from its first report: ``NewestFix``).
+/// new one.
 struct Publisher {
     let staleAfter: Duration
     private(set) var sequence = 0
-    private var published: (timestamp: Date?, device: String?)?
+    private var published: (timestamp: Date, device: String?)?
 
     init(staleAfter: Duration) { self.staleAfter = staleAfter }
 
-    mutating func message(for fix: Location?) -> String {
+    mutating func message(for update: LocationUpdate?, restarted: Bool = false) -> String {
         sequence += 1
         var fields: [(String, String)] = [
             ("seq", "\(sequence)"), ("published", JSONText.quoted(GPSDTime.string(from: .now) ?? "")),
         ]
-        guard let fix, let arrival = fix.arrival?.instant else {
+        if let update { fields.append(("condition", JSONText.quoted(update.status.name))) }
+        if restarted { fields.append(("restarted", "true")) }
+        guard let update, let fix = update.location else {
             fields.append(("state", JSONText.quoted("none")))
             return object(fields + navSatFields(.noFix()))
         }
-        let isNew = published.map { $0.timestamp != fix.timestamp || $0.device != fix.device } ?? true
-        published = (fix.timestamp, fix.device)
-        let age = arrival.duration(to: .now)
-        let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) * 1e-18
-        fields.append(("age", String(format: "%.3f", seconds)))
+        // How long ago the receiver measured it; unknown (null) is never fresh.
+        let age = fix.age
+        fields.append(("age", age.map { String(format: "%.3f", $0 / .seconds(1)) } ?? "null"))
         // Whatever gpsd or a recording calls the receiver, escaped: a name can hold quotes or a terminal's commands.
         if let device = fix.device { fields.append(("device", JSONText.quoted(device))) }
-        if age > staleAfter {
+        guard !update.isStale, let age, age <= staleAfter else {
             fields.append(("state", JSONText.quoted("stale")))
             fields.append(("stamp", GPSDTime.string(from: fix.timestamp).map(JSONText.quoted) ?? "null"))
             return object(fields + navSatFields(.noFix(at: fix.timestamp)))
         }
+        let isNew = published.map { $0.timestamp != fix.timestamp || $0.device != fix.device } ?? true
+        published = (fix.timestamp, fix.device)
         fields.append(("state", JSONText.quoted(isNew ? "new" : "repeat")))
         return object(fields + navSatFields(NavSatFix(fix)))
     }

@@ -64,27 +64,34 @@ struct TelemetryService: Service {
     func run() async throws {
         log.append(StatusLine.make("started", message: "logging \(sourceName)"))
         var failure: (any Error)?
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                // The first status is the current one: `stopped`, if the fixes' subscription has not begun yet.
-                for await status in gps.statusUpdates().drop(while: { $0 == .stopped }) {
-                    log.append(StatusLine.make(status.name, message: status.description))
+        var epochs = OpenEpochs()
+        // One timeline of fixes and status changes, in the order the manager decided them. A graceful shutdown
+        // (SIGTERM, SIGINT) stops the manager: the timeline ends, and every epoch it brought is written.
+        let timeline = gps.liveUpdates(bufferingPolicy: .unbounded)
+        do {
+            try await withGracefulShutdownHandler {
+                var logged: LocationStatus?
+                for try await update in timeline {
+                    if update.isNewFix, let fix = update.location {
+                        for over in epochs.add(fix) { log.append(over.jsonText) }
+                    }
+                    // Fixes stopped: the epochs open are over, and written before the status that says so.
+                    if update.locationUnavailable {
+                        for over in epochs.closeAll() { log.append(over.jsonText) }
+                    }
+                    // The first update has the status now: `stopped`, if the source has not started yet.
+                    if update.status != logged, logged != nil || update.status != .stopped {
+                        logged = update.status
+                        log.append(StatusLine.make(update.status.name, message: update.status.description))
+                    }
                 }
+            } onGracefulShutdown: {
+                Task { await gps.stop() }   // the handler cannot wait; the loop ends once the stop has ended it
             }
-            // A graceful shutdown (SIGTERM, SIGINT) stops the manager: the stream ends, and the loop has written
-            // every epoch it was given.
-            let fixes = gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .unbounded)
-            do {
-                try await withGracefulShutdownHandler {
-                    for try await fix in fixes { log.append(fix.jsonText) }
-                } onGracefulShutdown: {
-                    Task { await gps.stop() }   // the handler cannot wait; the loop ends once the stop has ended it
-                }
-            } catch {
-                failure = error
-            }
-            group.cancelAll()
+        } catch {
+            failure = error
         }
+        for over in epochs.closeAll() { log.append(over.jsonText) }
         if let failure {
             log.append(StatusLine.make("failed", message: "\(failure)"))
         }

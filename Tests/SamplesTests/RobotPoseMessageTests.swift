@@ -18,6 +18,14 @@ struct RobotPoseMessageTests {
         return fix
     }
 
+    /// A timeline's update carrying `fix`, in `status`.
+    private func update(_ fix: Location, status: LocationStatus = .fix(.threeDimensional, .gps)) -> LocationUpdate {
+        let unavailable = if case .fix = status { false } else { true }
+        return LocationUpdate(
+            location: fix, isNewFix: !unavailable, status: status, locationUnavailable: unavailable,
+            isStale: unavailable, isStationary: false, sourceRestarted: false, rejection: nil)
+    }
+
     private func object(_ line: String) throws -> [String: Any] {
         #expect(line.unicodeScalars.allSatisfy { $0.isPrintable }, "nothing a terminal would obey: \(line.debugDescription)")
         return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
@@ -25,7 +33,7 @@ struct RobotPoseMessageTests {
 
     @Test func aHostileDeviceNameInAFreshFixReadsBackAsItWas() throws {
         var publisher = Publisher(staleAfter: .seconds(60))
-        let message = try object(publisher.message(for: fix(arrivedAgo: .zero)))
+        let message = try object(publisher.message(for: update(fix(arrivedAgo: .zero))))
         #expect(message["device"] as? String == Self.hostile)
         #expect(message["state"] as? String == "new")
         #expect(message["status"] as? Int == 0 && message["x"] == nil, "the name added no key")
@@ -33,9 +41,34 @@ struct RobotPoseMessageTests {
 
     @Test func aHostileDeviceNameInAStaleFixReadsBackAsItWas() throws {
         var publisher = Publisher(staleAfter: .seconds(1))
-        let message = try object(publisher.message(for: fix(arrivedAgo: .seconds(10))))
+        let message = try object(publisher.message(for: update(fix(arrivedAgo: .seconds(10)))))
         #expect(message["device"] as? String == Self.hostile)
         #expect(message["state"] as? String == "stale")
         #expect(message["status"] as? Int == -1 && message["x"] == nil, "ROS's STATUS_NO_FIX, and no key of the name's")
+    }
+
+    @Test func aYoungFixTheTimelineCallsStaleIsNotPublished() throws {
+        var publisher = Publisher(staleAfter: .seconds(60))
+        let young = fix(arrivedAgo: .zero)
+        let lost = try object(publisher.message(for: update(young, status: .fixLost)))
+        #expect(lost["state"] as? String == "stale" && lost["condition"] as? String == "fixLost")
+        #expect(lost["status"] as? Int == -1 && lost["latitude"] == nil, "no position while no fixes come")
+        // The same fix once fixes come again: its first publication as a position.
+        let back = try object(publisher.message(for: update(young)))
+        #expect(back["state"] as? String == "new" && back["condition"] as? String == "fix")
+        #expect(try object(publisher.message(for: update(young)))["state"] as? String == "repeat")
+    }
+
+    @Test func aRestartIsMarkedOnceAndAFixOfUnknownAgeIsStale() throws {
+        var publisher = Publisher(staleAfter: .seconds(60))
+        var unknown = fix(arrivedAgo: .zero)
+        unknown.arrival?.delay = nil
+        let first = try object(publisher.message(for: update(unknown), restarted: true))
+        #expect(first["restarted"] as? Bool == true)
+        #expect(first["state"] as? String == "stale" && first["age"] is NSNull, "an age not established is not fresh")
+        let next = try object(publisher.message(for: update(fix(arrivedAgo: .zero))))
+        #expect(next["restarted"] == nil && next["state"] as? String == "new")
+        let none = try object(publisher.message(for: nil))
+        #expect(none["state"] as? String == "none" && none["condition"] == nil)
     }
 }

@@ -9,6 +9,9 @@ extension SampleTests {
         struct Message: Decodable {
             var seq: Int
             var state: String
+            /// The source's condition (`LocationStatus.name`) once the timeline has told one.
+            var condition: String?
+            var restarted: Bool?
             var age: Double?
             var stamp: String?
             var status: Int
@@ -52,7 +55,7 @@ extension SampleTests {
                     if let previous = seen[stamp] { #expect(age >= previous, "seq \(message.seq)") }
                     seen[stamp] = age
                     #expect(age >= 0 && age <= 1.5, "a published fix is never older than --stale-after: \(age)")
-                    #expect(message.status == 0 && message.latitude == 52.5, "seq \(message.seq)")
+                    #expect(message.status == 0 && message.latitude == 52.5 && message.condition == "fix", "seq \(message.seq)")
                     // Approximated from gpsd's estimates; unknown (all zeros) for a report without any (a log's first RMC).
                     #expect(message.position_covariance.count == 9)
                     #expect(message.position_covariance_type == 1
@@ -66,7 +69,9 @@ extension SampleTests {
                 #expect(!staleMessages.isEmpty)
                 for message in staleMessages {
                     #expect(message.status == -1 && message.latitude == nil && message.position_covariance_type == 0)
-                    #expect((message.age ?? 0) >= 1.5, "printed to the millisecond: \(message.age as Any)")
+                    // Stale because no fixes come (gpsd gone), or because its fix is older than --stale-after.
+                    #expect(message.condition != "fix" || (message.age ?? .infinity) >= 1.5,
+                            "seq \(message.seq): \(message.condition as Any), age \(message.age as Any)")
                 }
                 // Once stale after gpsd went away, it stays so: nothing fresh after that first stale message.
                 let firstStale = try #require(messages.indices.first { $0 >= whileGPSDRan && messages[$0].state == "stale" })
