@@ -4,7 +4,8 @@ import GPSDSystem
 import GPSDTestSupport
 import Testing
 
-/// A fix's age from a real gpsd: how long ago the receiver measured it, whatever held it on the way.
+/// A fix's age from a real gpsd: how long ago the receiver measured it, whatever held it on the way and whatever
+/// the system clock says of the receiver's time.
 @Suite("A fix's age from a real gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(2)))
 struct LiveAgeTests {
     /// A fix as the test read it from its stream.
@@ -37,6 +38,46 @@ struct LiveAgeTests {
                 let (stall, received) = try await Self.stallGPSD(fake, under: gps.updates(bufferingPolicy: .unbounded))
                 await gps.stop()
                 try Self.expectAges(received, stall: stall, fake: fake)
+            }
+        }
+    }
+
+    @Test("a log dated a year ahead, its feeder stopped: requestLocation(maximumAge:) refuses gpsd's fix and times out; with the feeder running, a live fix")
+    func heldFixOfUnknownAge() async throws {
+        try await withScratchDirectory { directory in
+            let log = try writeLog(NMEA.Track.epochs(1200, from: NMEA.Track.aYear(after: Date())), named: "year-ahead.nmea",
+                                   in: directory)
+            try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 1, waitForClient: true) { fake in
+                defer { try? fake.resume(.feeder) }
+                let server = try GPSDServer(parsing: fake.server)
+                // A first client starts the log; once it has a fix, gpsd holds one. Then the receiver falls silent.
+                let primer = AsyncLocationManager(server: server)
+                var primed: Location?
+                for try await fix in primer.updates() {
+                    primed = fix
+                    break
+                }
+                await primer.stop()
+                let first = try #require(primed, "a first fix")
+                try fake.suspend(.feeder)
+                let polls = fake.pollRepliesWithFix
+
+                let gps = AsyncLocationManager(server: server)
+                let error = await #expect(throws: LocationError.self) {
+                    try await gps.requestLocation(timeout: .seconds(4), maximumAge: .seconds(5))
+                }
+                #expect(error?.code == .timedOut, "\(error as Any)")
+                // gpsd offered the fix it held, a year ahead of its own clock: refused, not missing.
+                #expect(fake.pollRepliesWithFix > polls, "gpsd answered the poll with its fix:\n\(fake.standardError.suffix(3000))")
+
+                let resumed = ContinuousClock.now
+                try fake.resume(.feeder)
+                let fix = try await gps.requestLocation(timeout: .seconds(20), maximumAge: .seconds(5))
+                // The rest of the epoch the feeder stopped in may come first: as late as the primer's fix, not earlier.
+                #expect(fix.timestamp >= first.timestamp, "an epoch of the log from the feeder's stop on: \(fix)")
+                #expect(fix.arrival.map { $0.instant > resumed } == true, "a report of the receiver that went on: \(fix)")
+                let age = try #require(fix.age, "a live fix's age is known")
+                #expect(age < .seconds(5), "and within the maximum age: \(age)")
             }
         }
     }
