@@ -41,7 +41,7 @@ struct FleetHealth: AsyncParsableCommand {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for try await fix in gps.updates() {
-                    health.update { $0.fix = fix; $0.lastFixArrival = fix.arrival?.instant }
+                    health.update { $0.fix = fix; $0.lastFixMeasured = fix.arrival?.measured }
                 }
             }
             group.addTask { for await sky in gps.satelliteUpdates() { health.update { $0.satellites = sky } } }
@@ -69,8 +69,10 @@ struct HealthState: Sendable {
     var reconnects = 0
     var fix: Location?
     var satellites: SatelliteCount?
-    /// When the newest fix arrived, kept through a loss: how long without one is what a dashboard wants then.
-    var lastFixArrival: ContinuousClock.Instant?
+    /// When the receiver measured the newest fix (its arrival less the time gpsd or the line held it), kept
+    /// through a loss: how old the newest fix is, not when it arrived, is what a dashboard wants, through a
+    /// stall and after it.
+    var lastFixMeasured: ContinuousClock.Instant?
 
     mutating func apply(_ status: LocationStatus) {
         switch status {
@@ -128,7 +130,7 @@ final class Exporter: Sendable {
         set("satellites_used", "", "Satellites in the fix.", health.satellites.map { Double($0.used) })
         set("horizontal_accuracy", "meters", "Horizontal error estimate, ~95 %.", health.fix?.horizontalAccuracy)
         set("vertical_accuracy", "meters", "Vertical error estimate, ~95 %.", health.fix?.verticalAccuracy)
-        set("fix_age", "seconds", "Seconds since the newest fix arrived.", health.lastFixArrival.map {
+        set("fix_age", "seconds", "Seconds since the receiver measured the newest fix.", health.lastFixMeasured.map {
             let age = $0.duration(to: .now)
             return Double(age.components.seconds) + Double(age.components.attoseconds) * 1e-18
         })
