@@ -69,7 +69,9 @@ struct HealthState: Sendable {
     var reconnects = 0
     var fix: Location?
     var satellites: SatelliteCount?
-    /// When the newest fix arrived, kept through a loss: how long without one is what a dashboard wants then.
+    /// When the receiver measured the newest fix (its arrival less the time gpsd or the line held it), kept
+    /// through a loss: how old the newest fix is, not when it arrived, is what a dashboard wants, through a
+    /// stall and after it.
     var lastFixMeasured: ContinuousClock.Instant?
 
     mutating func apply(_ status: LocationStatus) {

@@ -11,4 +11,10 @@ extension GPSFake {
         return "--- gpsfake running: \(isRunning); its stderr:\n\(standardError.suffix(1500))\n"
             + "--- gpspipe -w \(server): \(sample.map { "\($0.stdout.prefix(3000))" } ?? "not run")"
     }
+
+    /// How many POLL replies with a fix in them gpsd logged sending: it logs its clients' traffic to
+    /// ``standardError`` when run with `waitForClient`.
+    package var pollRepliesWithFix: Int {
+        standardError.split(separator: "\n").count { $0.contains(#"{"class":"POLL""#) && $0.contains(#""tpv":[{"#) }
+    }
 }

@@ -252,6 +252,40 @@ public final class GPSFake: Sendable {
     /// Lets a suspended gpsfake and gpsd go on (SIGCONT). ``stop()`` ends a suspended one too.
     public func resume() { kill(-processID, SIGCONT) }
 
+    /// One of gpsfake's two processes, to stop on its own.
+    public enum Member: Sendable {
+        /// gpsfake itself, which writes the logs to the receivers' ptys: stopped, the receivers fall silent, and
+        /// gpsd keeps their last fixes.
+        case feeder
+        /// gpsfake's gpsd: stopped, it reads and sends nothing. The feeder does not wait for it and goes on
+        /// writing; a pty keeps what was written (it holds about 16 KB, minutes of a receiver's sentences), and
+        /// gpsd reads it all at once when it goes on.
+        case gpsd
+    }
+
+    /// gpsd's process id: the process of gpsfake's group named `gpsd`; `nil` if there is none.
+    public var gpsdProcessID: Int32? {
+        ProcFS.members(of: processID)?.first { $0 != processID && ProcFS.command(of: $0) == "gpsd" }
+    }
+
+    /// Stops `member` alone with SIGSTOP, as `kill -STOP` would; the other goes on.
+    /// - Throws: ``GPSFakeError`` (``GPSFakeError/Code/exited``) when the process is not there.
+    public func suspend(_ member: Member) throws { try signal(member, SIGSTOP) }
+
+    /// Lets `member` go on (SIGCONT). ``stop()`` ends a suspended one too.
+    /// - Throws: ``GPSFakeError`` (``GPSFakeError/Code/exited``) when the process is not there.
+    public func resume(_ member: Member) throws { try signal(member, SIGCONT) }
+
+    private func signal(_ member: Member, _ signal: Int32) throws {
+        let pid: Int32? = switch member {
+        case .feeder: isRunning ? processID : nil
+        case .gpsd: gpsdProcessID
+        }
+        guard let pid, kill(pid, signal) == 0 else {
+            throw GPSFakeError(.exited, "no \(member) in gpsfake's process group \(processID)", standardError: standardError)
+        }
+    }
+
     /// Ends gpsfake and its gpsd (see *Ending it*), waits until the group is gone, and removes the private
     /// `TMPDIR`. Idempotent; ``run(logs:cycle:once:lingerAfterEnd:waitForClient:port:_:)`` calls it.
     public func stop() async {

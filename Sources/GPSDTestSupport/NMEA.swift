@@ -8,27 +8,28 @@ package enum NMEA {
         time: Date, latitude: Double, longitude: Double, altitude: Double = 34.5, knots: Double = 5.8,
         course: Double = 90, ggaFirst: Bool = false
     ) -> String {
-        var parts = tm()
-        var seconds = time_t(time.timeIntervalSince1970)
-        gmtime_r(&seconds, &parts)
-        let clock = String(format: "%02d%02d%02d.00", parts.tm_hour, parts.tm_min, parts.tm_sec)
-        let date = String(format: "%02d%02d%02d", parts.tm_mday, parts.tm_mon + 1, parts.tm_year % 100)
+        let (clock, _) = clockAndDate(time)
         let (lat, ns) = degreesMinutes(latitude, width: 2, positive: "N", negative: "S")
         let (lon, ew) = degreesMinutes(longitude, width: 3, positive: "E", negative: "W")
-        let rmc = sentence("GPRMC,\(clock),A,\(lat),\(ns),\(lon),\(ew),\(String(format: "%.1f", knots)),"
-                           + "\(String(format: "%.1f", course)),\(date),,,A")
+        let rmc = Self.rmc(time: time, latitude: latitude, longitude: longitude, knots: knots, course: course)
         let gga = sentence("GPGGA,\(clock),\(lat),\(ns),\(lon),\(ew),1,08,1.0,\(String(format: "%.1f", altitude)),M,17.0,M,,")
         let gsa = sentence("GPGSA,A,3,01,02,03,04,05,06,07,08,,,,,2.0,1.0,1.5")
         return ggaFirst ? gga + rmc + gsa : rmc + gga + gsa
     }
 
+    /// An RMC sentence with a fix at `time`, CRLF-ended. A receiver that sends only RMC has one sentence an
+    /// epoch, and gpsd reports each as it reads it: a 2D fix (RMC has no altitude), one report an epoch.
+    package static func rmc(time: Date, latitude: Double, longitude: Double, knots: Double = 5.8, course: Double = 90) -> String {
+        let (clock, date) = clockAndDate(time)
+        let (lat, ns) = degreesMinutes(latitude, width: 2, positive: "N", negative: "S")
+        let (lon, ew) = degreesMinutes(longitude, width: 3, positive: "E", negative: "W")
+        return sentence("GPRMC,\(clock),A,\(lat),\(ns),\(lon),\(ew),\(String(format: "%.1f", knots)),"
+                        + "\(String(format: "%.1f", course)),\(date),,,A")
+    }
+
     /// One cycle of a receiver without a fix at `time`: RMC void, GGA of quality 0, GSA of no fix.
     package static func noFixEpoch(time: Date) -> String {
-        var parts = tm()
-        var seconds = time_t(time.timeIntervalSince1970)
-        gmtime_r(&seconds, &parts)
-        let clock = String(format: "%02d%02d%02d.00", parts.tm_hour, parts.tm_min, parts.tm_sec)
-        let date = String(format: "%02d%02d%02d", parts.tm_mday, parts.tm_mon + 1, parts.tm_year % 100)
+        let (clock, date) = clockAndDate(time)
         return sentence("GPRMC,\(clock),V,,,,,,,\(date),,,N") + sentence("GPGGA,\(clock),,,,,0,00,99.99,,,,,,")
             + sentence("GPGSA,A,1,,,,,,,,,,,,,99.99,99.99,99.99")
     }
@@ -37,6 +38,15 @@ package enum NMEA {
     package static func sentence(_ body: String) -> String {
         let checksum = body.utf8.reduce(UInt8(0), ^)
         return "$\(body)*\(String(format: "%02X", checksum))\r\n"
+    }
+
+    /// The UTC time of day (hhmmss.00) and date (ddmmyy) of `time`, as NMEA writes them.
+    private static func clockAndDate(_ time: Date) -> (clock: String, date: String) {
+        var parts = tm()
+        var seconds = time_t(time.timeIntervalSince1970)
+        gmtime_r(&seconds, &parts)
+        return (String(format: "%02d%02d%02d.00", parts.tm_hour, parts.tm_min, parts.tm_sec),
+                String(format: "%02d%02d%02d", parts.tm_mday, parts.tm_mon + 1, parts.tm_year % 100))
     }
 
     /// ddmm.mmmmmm (or dddmm.mmmmmm) and its hemisphere.
@@ -59,6 +69,22 @@ extension NMEA {
 
         /// The longitude of the epoch at `second` (as NMEA writes it: compare within 1e-6°).
         package static func longitude(_ second: Int) -> Double { 13.4 + Double(second) * 0.0001 }
+
+        /// The track's first `count` epochs (3D fixes) dated from `start` on instead: a log of a receiver whose time
+        /// is far from the system clock's, say.
+        package static func epochs(_ count: Int, from start: Date) -> [String] {
+            (0..<count).map {
+                NMEA.epoch(time: start.addingTimeInterval(Double($0)), latitude: 52.5, longitude: longitude($0))
+            }
+        }
+
+        /// A year after `date` (by default now, by the system clock), to the second below.
+        package static func aYear(after date: Date = Date()) -> Date {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            let later = calendar.date(byAdding: .year, value: 1, to: date) ?? date.addingTimeInterval(365 * 86_400)
+            return Date(timeIntervalSince1970: later.timeIntervalSince1970.rounded(.down))
+        }
 
         /// The epoch at `second`: a 3D fix, or with `noFix` a cycle of the receiver without one.
         package static func epoch(_ second: Int, noFix: Bool = false, ggaFirst: Bool = false) -> String {

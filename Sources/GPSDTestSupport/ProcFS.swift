@@ -25,6 +25,11 @@ enum ProcFS {
         return fields.first == "Z" || fields.first == "X"
     }
 
+    /// The command name of `pid` (`/proc/PID/comm`, at most 15 bytes), without its newline.
+    static func command(of pid: pid_t) -> String? {
+        ProcFile.read("/proc/\(pid)/comm").map { String($0.prefix { $0 != "\n" }) }
+    }
+
     /// The fields of `/proc/PID/stat` after "pid (comm)".
     private static func statFields(of pid: pid_t) -> [Substring]? {
         guard let stat = ProcFile.read("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return nil }

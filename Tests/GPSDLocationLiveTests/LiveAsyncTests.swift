@@ -10,9 +10,12 @@ struct LiveAsyncTests {
     func maximumAgeUsesPoll() async throws {
         // Five epochs played once, then a minute of text sentences that report nothing: gpsd holds the last fix
         // and says nothing more. (At a log's end gpsfake takes the device away, and gpsd's fix with it.)
-        // No next epoch ever comes, so only the fix gpsd holds can answer the fresh request.
-        let times = (0..<5).map(NMEA.Track.time)
-        let cycles = (0..<5).map { NMEA.Track.epoch($0) } + Array(repeating: NMEA.sentence("GPTXT,01,01,02,hold"), count: 1200)   // 60 s at 0.05 s a sentence
+        // No next epoch ever comes, so only the fix gpsd holds can answer the fresh request. The epochs are dated
+        // 10 to 6 s before now: the fresh manager has no live fix of the receiver to age the held one by, and
+        // gpsd's clock vouches for it only when the fix's time is at most a day behind it (and not ahead).
+        let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 10).rounded(.down))
+        let times = (0..<5).map { start.addingTimeInterval(Double($0)) }
+        let cycles = NMEA.Track.epochs(5, from: start) + Array(repeating: NMEA.sentence("GPTXT,01,01,02,hold"), count: 1200)   // 60 s at 0.05 s a sentence
         try await withScratchDirectory { directory in
             let log = try writeLog(cycles, named: "five.nmea", in: directory)
             try await GPSFake.run(logs: [log], cycle: 0.05, once: true, waitForClient: true) { fake in
