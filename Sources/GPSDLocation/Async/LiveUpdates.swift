@@ -12,7 +12,9 @@ public struct LiveUpdates: AsyncSequence, Sendable {
     let stream: AsyncThrowingStream<LocationUpdate, any Error>
     let drops: DropCounter
 
-    /// How many updates were dropped so far because the consumer had not taken them when the buffer was full.
+    /// How many updates were dropped so far because the consumer had not taken them when the buffer was full. A
+    /// condition told once (``LocationUpdate/sourceRestarted``, a ``LocationUpdate/rejection`` beginning) can be
+    /// among them: a consumer that falls behind should read the conditions of the update it gets, and this count.
     public var droppedCount: Int { drops.count }
 
     /// Iterates the updates.
