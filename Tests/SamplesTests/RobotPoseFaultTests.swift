@@ -52,10 +52,10 @@ extension SampleTests {
                     try #require(recovered)
                     // The stall: gpsd stopped until a message has gone stale, while the receiver's sentences pile up.
                     stalled = Self.lineCount(pose)
-                    try #require(fake.suspendGPSD(), "gpsd among gpsfake's processes")
+                    try fake.suspend(.gpsd)
                     let stale = await pose.waitForOutput(timeout: .seconds(20), Self.has("stale", from: 0, skipping: stalled))
                     resumed = Self.lineCount(pose)
-                    fake.resumeGPSD()
+                    try fake.resume(.gpsd)
                     try #require(stale, "stale while gpsd stalls: \(pose.stdoutSoFar.suffix(600))")
                     let last = Self.seconds[Self.stamp(of: pose.stdoutSoFar.split(separator: "\n").last ?? "") ?? ""] ?? 0
                     let fresh = await pose.waitForOutput(timeout: .seconds(20), Self.has("new", from: last + 1, skipping: resumed))
