@@ -9,6 +9,15 @@ package protocol LocationSource: Sendable {
     /// that they are decided under one lock and reach a consumer with one wake-up. The handler must not block.
     /// - Throws: ``LocationError`` when the session cannot even begin (the system refused a thread or a pipe).
     func openSession(_ handler: @escaping @Sendable ([SourceEvent]) -> Void) throws(LocationError) -> any SourceSession
+
+    /// What holds the source back while a consumer falls behind: a replay's, which waits for its consumers;
+    /// `nil` for a source that cannot wait (a live gpsd), whose consumers' buffers drop what they cannot keep.
+    var backpressure: ReplayBackpressure? { get }
+}
+
+extension LocationSource {
+    /// Sources do not wait for their consumers unless they say so.
+    package var backpressure: ReplayBackpressure? { nil }
 }
 
 /// One open session of a ``LocationSource``.

@@ -17,16 +17,23 @@ package enum Recording: Sendable {
 
 /// Replays a recording: gpsd JSON reports, one per line, as `gpspipe -w` writes them. Each line is parsed by
 /// libgps (``ReportDecoder``); lines that are not reports are skipped and counted. Each session reads the
-/// recording from its start, on a thread of its own (``ReportReader``), paced by ``ReplayPacer``.
+/// recording from its start, on a thread of its own (``ReportReader``), paced by ``ReplayPacer`` and held back
+/// by its slowest consumer (``ReplayBackpressure``).
 package final class RecordingSource: LocationSource {
     let recording: Recording
     let pace: ReplayPace
     let resources: SessionResources
+    package let backpressure: ReplayBackpressure?
 
-    package init(_ recording: Recording, pace: ReplayPace, resources: SessionResources = .system) {
+    /// - Parameter backlogLimit: how many events a consumer may have not taken before the replay waits for it.
+    package init(
+        _ recording: Recording, pace: ReplayPace, resources: SessionResources = .system,
+        backlogLimit: Int = ReplayBackpressure.defaultLimit
+    ) {
         self.recording = recording
         self.pace = pace
         self.resources = resources
+        self.backpressure = ReplayBackpressure(limit: backlogLimit)
     }
 
     package convenience init(url: URL, pace: ReplayPace, resources: SessionResources = .system) {
@@ -34,17 +41,17 @@ package final class RecordingSource: LocationSource {
     }
 
     package func openSession(_ handler: @escaping @Sendable ([SourceEvent]) -> Void) throws(LocationError) -> any SourceSession {
-        let (recording, pace) = (recording, pace)
+        let (recording, pace, backpressure) = (recording, pace, backpressure)
         return try ReportReader.start(name: "replay", resources: resources, to: handler) {
             reader throws(LocationError) in
-            try RecordingBytes(opening: recording, pace: pace, on: reader)
+            try RecordingBytes(opening: recording, pace: pace, backpressure: backpressure, on: reader)
         }
     }
 }
 
-/// A recording's bytes, from its start, each report handed on at its recorded time (``ReplayPacer``). The
-/// session ends with ``SourceEvent/finished``, or as an ``LocationError/Code/invalidRecording`` if the recording
-/// held no report.
+/// A recording's bytes, from its start, each report handed on at its recorded time (``ReplayPacer``) once no
+/// consumer is behind (``ReplayBackpressure``). The session ends with ``SourceEvent/finished``, or as an
+/// ``LocationError/Code/invalidRecording`` if the recording held no report.
 private struct RecordingBytes: ByteSource {
     static let chunkSize = 64 * 1024
     /// The bytes in memory, or the file open for reading.
@@ -53,6 +60,7 @@ private struct RecordingBytes: ByteSource {
     private var offset = 0
     private let name: String
     private var pacer: ReplayPacer
+    private let backpressure: ReplayBackpressure?
     private let origin = ContinuousClock.now
     private let reader: ReaderThread
 
@@ -62,7 +70,9 @@ private struct RecordingBytes: ByteSource {
     }
 
     /// - Throws: ``LocationError/Code/invalidRecording`` if the file cannot be opened.
-    init(opening recording: Recording, pace: ReplayPace, on reader: ReaderThread) throws(LocationError) {
+    init(
+        opening recording: Recording, pace: ReplayPace, backpressure: ReplayBackpressure?, on reader: ReaderThread
+    ) throws(LocationError) {
         name = recording.name
         switch recording {
         case .contents(let bytes, _):
@@ -75,6 +85,7 @@ private struct RecordingBytes: ByteSource {
             }
         }
         pacer = ReplayPacer(pace: pace)
+        self.backpressure = backpressure
         self.reader = reader
     }
 
@@ -97,15 +108,18 @@ private struct RecordingBytes: ByteSource {
         }
     }
 
-    /// Sleeps until the report's time, whatever else wakes the session's pipe; only closing cuts it short.
+    /// Sleeps until the report's time, whatever else wakes the session's pipe, then waits while a consumer is
+    /// behind; only closing cuts either short.
     mutating func pause(before report: GPSDReport, flushing flush: () -> Void) throws(LocationError) {
-        guard let delay = pacer.delay(before: report, now: now) else { return }
-        flush()   // what came before the pause is due now
-        let deadline = now + delay
         do throws(SystemError) {
-            while !reader.isClosed, case let left = deadline - now, left > .zero {
-                _ = try reader.wake.wait(for: nil, timeout: left)
+            if let delay = pacer.delay(before: report, now: now) {
+                flush()   // what came before the pause is due now
+                let deadline = now + delay
+                while !reader.isClosed, case let left = deadline - now, left > .zero {
+                    _ = try reader.wake.wait(for: nil, timeout: left)
+                }
             }
+            try backpressure?.waitForConsumers(on: reader, flushing: flush)
         } catch {
             throw error.locationError(.resourceUnavailable, "cannot pace the replay of \(name)")
         }

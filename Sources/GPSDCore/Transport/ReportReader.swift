@@ -10,8 +10,9 @@ protocol ByteSource: SendableMetatype {
     /// - Throws: ``LocationError`` when the bytes cannot be had: the session ends with it.
     mutating func read(into buffer: inout [UInt8]) throws(LocationError) -> Int?
 
-    /// Waits, if `report` is not due yet, until it is; `flush` first hands on the events that came before it.
-    /// Closing the session cuts the wait short. A live source hands every report on at once (the default).
+    /// Waits, if `report` is not due yet, until it is, and while the consumers are behind (a replay's
+    /// ``ReplayBackpressure``); `flush` first hands on the events that came before it. Closing the session cuts
+    /// the wait short. A live source hands every report on at once (the default).
     /// - Throws: ``LocationError`` when the wait fails: the session ends with it.
     mutating func pause(before report: GPSDReport, flushing flush: () -> Void) throws(LocationError)
 

@@ -9,8 +9,15 @@ extension AsyncLocationManager {
     /// which watches gpsd until the last is gone. A connection that fails or cannot be made is retried under the
     /// manager's ``LocationManager/reconnectPolicy``, from the first attempt, and the sequence goes on (follow
     /// ``statusUpdates()`` to see it); a fatal failure (reconnection turned off or given up, gpsd refusing the
-    /// device) ends it by throwing a ``LocationError``; the end of a recording ends it normally. Fixes dropped
-    /// because the consumer fell behind are counted in ``LocationUpdates/droppedCount``.
+    /// device) ends it by throwing a ``LocationError``; the end of a recording ends it normally.
+    ///
+    /// A live gpsd cannot wait for a consumer that falls behind: the sequence keeps what `bufferingPolicy` says
+    /// and counts the fixes it drops in ``LocationUpdates/droppedCount``. A replay waits instead, at any pace: it
+    /// hands on no further report while this sequence (or any other consumer of the manager) has 16 fixes it has
+    /// not taken, so the sequence drops nothing and buffers at most those and the fixes of one read of the
+    /// recording; `bufferingPolicy` does not apply. A sequence paces the replay until it ends, its task is
+    /// cancelled, or its iterator goes (then, if the sequence is kept, it buffers what comes without holding the
+    /// replay back).
     ///
     /// ```swift
     /// for try await fix in gps.updates(desiredAccuracy: 20, distanceFilter: 10) {
@@ -23,8 +30,8 @@ extension AsyncLocationManager {
     ///   - delivery: each epoch as its reports come (``EpochDelivery/asReported``, the default: a fix again
     ///     when a later report of its epoch adds a value), or once, complete, when it is over
     ///     (``EpochDelivery/oncePerEpoch``: what a logger wants).
-    ///   - bufferingPolicy: what to keep for a consumer that falls behind; by default
-    ///     ``defaultBufferingPolicy``, the newest 16.
+    ///   - bufferingPolicy: what to keep from a live gpsd for a consumer that falls behind; by default
+    ///     ``defaultBufferingPolicy``, the newest 16. A replay keeps everything, and waits.
     public func updates(
         desiredAccuracy: Double? = nil,
         distanceFilter: Double? = nil,
@@ -32,26 +39,33 @@ extension AsyncLocationManager {
         bufferingPolicy: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy =
             AsyncLocationManager.defaultBufferingPolicy
     ) -> LocationUpdates {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Location.self, bufferingPolicy: bufferingPolicy)
-        let drops = DropCounter()
+        // A replay waits for this consumer rather than have its buffer drop anything.
+        let pacing = manager.backpressure?.join()
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: Location.self, bufferingPolicy: pacing == nil ? bufferingPolicy : .unbounded)
+        let counter = StreamCounter(pacing: pacing)
         let id = manager.reserveSubscription()
         // The termination handler goes in first: the stream can end (stop(), a failure) before this returns.
         // It holds this object strongly, so a sequence outlives the manager value it came from; the cycle
-        // ends with the sequence.
+        // ends with the sequence. The replay stops waiting for it first: giving the subscription back may close
+        // the session, which waits for the replay's thread.
         continuation.onTermination = { _ in
+            counter.leave()
             self.state.withLock { $0.remove(id) }
             self.manager.unsubscribe(id)
         }
-        state.withLock { $0.add(id, .fixes(continuation, drops: drops)) }
+        state.withLock { $0.add(id, .fixes(continuation, counter: counter)) }
         manager.subscribe(
             id, .continuous(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter, delivery: delivery),
             consumer: receiver)
-        return LocationUpdates(stream: stream, drops: drops)
+        return LocationUpdates(stream: stream, counter: counter)
     }
 
     /// The satellites the receiver reports seeing and using, as they change, while fixes are being watched
     /// (by a request, a stream or the delegate API). Observing does not by itself start the gpsd watch. The
-    /// sequence ends with ``stop()``, or when this manager value is released.
+    /// sequence ends with ``stop()``, or when this manager value is released. From a live gpsd, a consumer that
+    /// falls behind gets the newest count; a replay waits for it instead, as for
+    /// ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``, so it gets every change.
     ///
     /// ```swift
     /// for await sky in gps.satelliteUpdates() { print("\(sky.used)/\(sky.visible) satellites") }
@@ -65,8 +79,9 @@ extension AsyncLocationManager {
 
     /// The manager's ``LocationManager/status``: the current one first, then each change (connecting,
     /// connected, waiting for a fix, fix lost, stale, reconnecting, …), in the order they happened. A consumer
-    /// that falls more than 16 changes behind loses the oldest. Observing does not by itself start the gpsd
-    /// watch. The sequence ends with ``stop()``, or when this manager value is released.
+    /// that falls more than 16 changes behind a live gpsd loses the oldest; a replay waits for it instead, as for
+    /// ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``. Observing does not by itself start
+    /// the gpsd watch. The sequence ends with ``stop()``, or when this manager value is released.
     ///
     /// ```swift
     /// for await status in gps.statusUpdates() { print("gps:", status) }
@@ -80,11 +95,14 @@ extension AsyncLocationManager {
 
     /// A stream of what `select` takes from the manager's observations, in the order the manager decided them
     /// (one decided earlier but arriving later is dropped), each value once in a row, the newest `keeping` of
-    /// them buffered; with `startingWithStatus`, the status at registration first.
+    /// them buffered (a replay keeps all, and waits for the consumer); with `startingWithStatus`, the status
+    /// at registration first.
     private func observations<Value: Sendable & Equatable>(
         startingWithStatus: Bool, keeping: Int, _ select: @escaping @Sendable (ManagerEvent) -> Value?
     ) -> AsyncStream<Value> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(keeping))
+        let pacing = manager.backpressure?.join()
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Value.self, bufferingPolicy: pacing == nil ? .bufferingNewest(keeping) : .unbounded)
         let last = Locked<(sequence: UInt64, value: Value?)>((0, nil))
         // Yields under the lock (it does not block), so that the order of yields is the order of decisions.
         let yieldIfNewer: @Sendable (Observation) -> Void = { observation in
@@ -93,7 +111,8 @@ extension AsyncLocationManager {
                 guard observation.sequence > last.sequence else { return }
                 let changed = last.value != value
                 last = (observation.sequence, value)
-                if changed { continuation.yield(value) }
+                guard changed, case .enqueued = continuation.yield(value) else { return }
+                pacing?.handedOn()
             }
         }
         let registration = manager.addObserver(yieldIfNewer)
@@ -101,10 +120,36 @@ extension AsyncLocationManager {
         // Neither the manager nor this object is kept by the sequence: the manager keeps the observer, whose
         // continuation keeps this handler.
         continuation.onTermination = { [weak self, weak manager] _ in
+            pacing?.leave()
             manager?.removeObserver(registration.id)
             self?.state.withLock { $0.removeObservation(registration.id) }
         }
         state.withLock { $0.add(observation: { continuation.finish() }, as: registration.id) }
-        return stream
+        guard let pacing else { return stream }
+        return stream.counting(takenBy: pacing)
     }
+}
+
+extension AsyncStream where Element: Sendable {
+    /// This stream, each element its consumer takes counted by `pacing`: the same elements, ending as it ends.
+    /// Dropping the returned stream (or cancelling its consumer's task) drops this one, whose termination
+    /// handler runs.
+    fileprivate func counting(takenBy pacing: PacedConsumer) -> AsyncStream<Element> {
+        let base = SharedIterator(makeAsyncIterator())
+        return AsyncStream(unfolding: {
+            guard let element = await base.next() else { return nil }
+            pacing.took()
+            return element
+        })
+    }
+}
+
+/// An `AsyncStream`'s iterator, for the closure of an `AsyncStream(unfolding:)`, which is called by one
+/// consumer at a time.
+private final class SharedIterator<Element>: @unchecked Sendable {
+    private var base: AsyncStream<Element>.Iterator
+
+    init(_ base: AsyncStream<Element>.Iterator) { self.base = base }
+
+    func next() async -> Element? { await base.next() }
 }

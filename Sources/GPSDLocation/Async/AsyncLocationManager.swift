@@ -32,8 +32,9 @@ public final class AsyncLocationManager: Sendable {
     /// ```
     public static let noTimeout: Duration = .never
 
-    /// The default buffering of ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``: the newest 16
-    /// fixes, so a consumer that falls behind skips old fixes instead of growing memory.
+    /// The default buffering of ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)`` from a live
+    /// gpsd: the newest 16 fixes, so a consumer that falls behind skips old fixes instead of growing memory. (A
+    /// replay waits for its consumers instead, and drops nothing.)
     public static let defaultBufferingPolicy: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy =
         .bufferingNewest(16)
 

@@ -4,34 +4,46 @@ import Synchronization
 
 /// A live timeline: what ``AsyncLocationManager/liveUpdates(desiredAccuracy:distanceFilter:bufferingPolicy:)``
 /// returns. An `AsyncSequence` of ``LocationUpdate`` values in the order the manager decided them, that also counts
-/// the updates its buffering policy dropped because the consumer fell behind.
+/// the updates its buffering policy dropped because the consumer fell behind (from a live gpsd only: a replay waits
+/// for its consumers instead).
 public struct LiveUpdates: AsyncSequence, Sendable {
     public typealias Element = LocationUpdate
     public typealias Failure = any Error
 
     let stream: AsyncThrowingStream<LocationUpdate, any Error>
-    let drops: DropCounter
+    let counter: StreamCounter
 
     /// How many updates were dropped so far because the consumer had not taken them when the buffer was full. A
     /// condition told once (``LocationUpdate/sourceRestarted``, a ``LocationUpdate/rejection`` beginning) can be
     /// among them: a consumer that falls behind should read the conditions of the update it gets, and this count.
-    public var droppedCount: Int { drops.count }
+    /// Always 0 for a replay.
+    public var droppedCount: Int { counter.droppedCount }
+
+    /// How many updates the manager handed to the sequence so far, kept or dropped: for tests.
+    package var yieldedCount: Int { counter.yieldedCount }
 
     /// Iterates the updates.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<LocationUpdate, any Error>.AsyncIterator
+        let iteration: StreamIteration
 
-        public mutating func next() async throws -> LocationUpdate? { try await base.next() }
+        public mutating func next() async throws -> LocationUpdate? {
+            guard let update = try await base.next() else { return nil }
+            iteration.counter.took()
+            return update
+        }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator(), iteration: StreamIteration(counter))
+    }
 }
 
 extension StreamOutlet {
-    /// A live timeline: each event folded into the next ``LocationUpdate`` (``LiveTimeline``) and yielded (one its
-    /// buffer drops is counted in `drops`); an end finishes it.
+    /// A live timeline: each event folded into the next ``LocationUpdate`` (``LiveTimeline``), yielded and counted
+    /// in `counter` (one its buffer drops, or, in a replay, one not yet taken); an end finishes it.
     static func timeline(
-        _ continuation: AsyncThrowingStream<LocationUpdate, any Error>.Continuation, drops: DropCounter
+        _ continuation: AsyncThrowingStream<LocationUpdate, any Error>.Continuation, counter: StreamCounter
     ) -> StreamOutlet {
         // One thread passes a stream's events at a time; the lock only makes that visible to the compiler.
         let timeline = Mutex(LiveTimeline())
@@ -42,7 +54,7 @@ extension StreamOutlet {
                 case .ended(nil): continuation.finish()
                 case .location, .rejected, .rejectionEnded, .status:
                     guard let update = timeline.withLock({ $0.update(for: event) }) else { return }
-                    if case .dropped = continuation.yield(update) { drops.add() }
+                    counter.yielded(continuation.yield(update))
                 }
             },
             finish: { continuation.finish() })
@@ -50,8 +62,8 @@ extension StreamOutlet {
 }
 
 extension AsyncLocationManager {
-    /// The default buffering of ``liveUpdates(desiredAccuracy:distanceFilter:bufferingPolicy:)``: the newest 16
-    /// updates.
+    /// The default buffering of ``liveUpdates(desiredAccuracy:distanceFilter:bufferingPolicy:)`` from a live gpsd: the
+    /// newest 16 updates. (A replay waits for its consumers instead, and drops nothing.)
     public static let defaultTimelineBufferingPolicy: AsyncThrowingStream<LocationUpdate, any Error>.Continuation.BufferingPolicy =
         .bufferingNewest(16)
 
@@ -63,7 +75,8 @@ extension AsyncLocationManager {
     /// The timeline holds a subscription of the manager as ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``
     /// does, and goes on through reconnections (the status says them); a fatal failure ends it by throwing a
     /// ``LocationError``, the end of a recording ends it normally, and so do ending the iteration, cancelling its
-    /// task, and ``stop()``.
+    /// task, and ``stop()``. A replay waits for the timeline's consumer rather than drop anything, as it does for
+    /// ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``; `bufferingPolicy` applies to a live gpsd.
     ///
     /// ```swift
     /// for try await update in gps.liveUpdates(desiredAccuracy: 10) {
@@ -75,24 +88,29 @@ extension AsyncLocationManager {
     ///   - desiredAccuracy: only fixes at least this accurate (metres); `nil` takes any. Fixes that fall short for the
     ///     manager's ``LocationManager/staleTimeout`` make an update with ``LocationUpdate/rejection``.
     ///   - distanceFilter: only fixes at least this far (metres) from the last one delivered.
-    ///   - bufferingPolicy: what to keep for a consumer that falls behind; by default
-    ///     ``defaultTimelineBufferingPolicy``, the newest 16.
+    ///   - bufferingPolicy: what to keep from a live gpsd for a consumer that falls behind; by default
+    ///     ``defaultTimelineBufferingPolicy``, the newest 16. A replay keeps everything, and waits.
     public func liveUpdates(
         desiredAccuracy: Double? = nil,
         distanceFilter: Double? = nil,
         bufferingPolicy: AsyncThrowingStream<LocationUpdate, any Error>.Continuation.BufferingPolicy =
             AsyncLocationManager.defaultTimelineBufferingPolicy
     ) -> LiveUpdates {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: LocationUpdate.self, bufferingPolicy: bufferingPolicy)
-        let drops = DropCounter()
+        // As for updates(): a replay waits for this consumer rather than have its buffer drop anything.
+        let pacing = manager.backpressure?.join()
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: LocationUpdate.self, bufferingPolicy: pacing == nil ? bufferingPolicy : .unbounded)
+        let counter = StreamCounter(pacing: pacing)
         let id = manager.reserveSubscription()
-        // As for updates(): the termination handler first, since the stream can end before this returns.
+        // As for updates(): the termination handler first, since the stream can end before this returns, and the
+        // replay stops waiting for it before the subscription is given back.
         continuation.onTermination = { _ in
+            counter.leave()
             self.state.withLock { $0.remove(id) }
             self.manager.unsubscribe(id)
         }
-        state.withLock { $0.add(id, .timeline(continuation, drops: drops)) }
+        state.withLock { $0.add(id, .timeline(continuation, counter: counter)) }
         manager.subscribe(id, .timeline(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter), consumer: receiver)
-        return LiveUpdates(stream: stream, drops: drops)
+        return LiveUpdates(stream: stream, counter: counter)
     }
 }

@@ -15,15 +15,15 @@ package struct StreamOutlet: Sendable {
         self.finish = finish
     }
 
-    /// A sequence of fixes: each fix yielded (one its buffer drops is counted in `drops`), an end finishes it, and
-    /// what only a timeline follows (status, rejections) is left out.
+    /// A sequence of fixes: each fix yielded and counted in `counter` (one its buffer drops, or, in a replay, one
+    /// not yet taken), an end finishes it, and what only a timeline follows (status, rejections) is left out.
     package static func fixes(
-        _ continuation: AsyncThrowingStream<Location, any Error>.Continuation, drops: DropCounter
+        _ continuation: AsyncThrowingStream<Location, any Error>.Continuation, counter: StreamCounter
     ) -> StreamOutlet {
         StreamOutlet(
             pass: { event in
                 switch event {
-                case .location(let location): if case .dropped = continuation.yield(location) { drops.add() }
+                case .location(let location): counter.yielded(continuation.yield(location))
                 case .ended(let error?): continuation.finish(throwing: error)
                 case .ended(nil): continuation.finish()
                 case .rejected, .rejectionEnded, .status: break

@@ -66,6 +66,9 @@ extension LocationManager {
         modifyStateAndRunActions { ($0.machine.removeObserver(id), []) }
     }
 
+    /// What holds a replay back while a consumer falls behind; `nil` for a live gpsd.
+    package var backpressure: ReplayBackpressure? { source.backpressure }
+
     /// The newest fix and how long ago the receiver measured it, `nil` if that is not known.
     package var latestFix: (location: Location, age: Duration?)? {
         let now = clock.now
@@ -114,7 +117,9 @@ extension LocationManager {
             case .requestHeldFix(let session):
                 session.requestHeldFix()
             case .deliver, .fail, .reportStatus, .reportRejection:
-                // Queued in the outbox, in the order decided: each block makes the oldest call still there.
+                // Queued in the outbox, in the order decided: each block makes the oldest call still there. A
+                // replay waits while too many are queued.
+                delegatePacing?.handedOn()
                 delegateQueue.async { [weak self] in self?.callDelegate() }
             case .notify(let consumer, let events):
                 consumer.receive(events)
@@ -184,8 +189,10 @@ extension LocationManager {
     }
 
     /// Makes the oldest delegate call decided and not yet made, unless a stop came after it was decided; while
-    /// it runs, ``stopUpdatingLocation()`` on another thread waits for it.
+    /// it runs, ``stopUpdatingLocation()`` on another thread waits for it. Once it has returned, a replay waiting
+    /// for the delegate may go on.
     private func callDelegate() {
+        defer { delegatePacing?.took() }
         let thread = SystemThread.currentID
         let call = storage.update { state -> (any LocationManagerDelegate, DelegateCall)? in
             guard let call = state.outbox.popFirst(), state.machine.subscriptions.generation == call.generation,

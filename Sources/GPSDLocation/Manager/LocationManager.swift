@@ -43,6 +43,8 @@ public final class LocationManager: Sendable {
     let source: any LocationSource
     let clock: any ManagerClock
     let storage: ManagerStorage
+    /// The delegate's account with a replay, which waits while the delegate has calls it has not had.
+    let delegatePacing: PacedConsumer?
 
     /// A manager for a live gpsd.
     ///
@@ -62,7 +64,9 @@ public final class LocationManager: Sendable {
     /// A manager that replays a recording: gpsd JSON reports, one per line, as `gpspipe -w` writes them.
     ///
     /// Lines that are not gpsd reports are skipped and counted in ``statistics``. A file that cannot be read, or
-    /// holds no reports, fails with ``LocationError/Code/invalidRecording``.
+    /// holds no reports, fails with ``LocationError/Code/invalidRecording``. At any pace, the replay goes no
+    /// faster than its slowest consumer: it waits while the delegate has 16 calls queued and not yet made, or
+    /// an ``AsyncLocationManager`` sequence 16 fixes not yet taken, so none is ever dropped.
     ///
     /// ```swift
     /// let manager = LocationManager(recording: URL(filePath: "drive.gpsd.json"), pace: .accelerated(by: 10))
@@ -108,6 +112,7 @@ public final class LocationManager: Sendable {
         self.delegateQueue = delegateQueue ?? DispatchQueue(label: "GPSDLocation.LocationManager.delegate")
         self.storage = ManagerStorage(.init(machine: LocationManagerStateMachine(
             requestTimeout: Self.defaultRequestTimeout, jitterSeed: jitterSeed)))
+        self.delegatePacing = source.backpressure?.join()
     }
 
     deinit {

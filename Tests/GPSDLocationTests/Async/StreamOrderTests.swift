@@ -21,7 +21,7 @@ struct StreamOrderTests {
     private func state() -> AsyncLocationStateMachine {
         var state = AsyncLocationStateMachine()
         let (_, continuation) = AsyncThrowingStream<Location, any Error>.makeStream()
-        state.add(id, .fixes(continuation, drops: DropCounter()))
+        state.add(id, .fixes(continuation, counter: StreamCounter()))
         return state
     }
 

@@ -1,0 +1,160 @@
+import GPSDSystem
+
+/// Holds a replay back while a consumer falls behind: at any pace, a recording goes no faster than its slowest
+/// consumer, and no consumer's buffer needs to drop anything.
+///
+/// Each consumer of a replay's fixes (an update stream, a status or satellite stream, the delegate) joins as a
+/// ``PacedConsumer`` and counts what it was handed and what it took. Before each report, the replay's thread
+/// looks whether any consumer has ``limit`` or more it has not taken; if so it hands on what it read before
+/// and waits, until enough are taken, the consumer leaves, or the session closes. A consumer's backlog is thus
+/// at most ``limit`` plus the events of one read (``ReportReader`` reads 64 KB at a time).
+///
+/// Only the replay's own thread waits, in poll(2) on its ``WakePipe``; consumers never block. Whoever takes a
+/// backlog below the limit (a take, a consumer leaving) decides so under the lock and wakes the thread after
+/// it. Live sources have none of this: gpsd cannot wait, and their consumers' buffers keep what their policy
+/// says.
+package final class ReplayBackpressure: Sendable {
+    /// How many events a consumer may have not taken before the replay waits for it: 16.
+    package static let defaultLimit = 16
+
+    /// The backlog at which the replay waits for a consumer.
+    package let limit: Int
+
+    private struct State {
+        /// Each consumer's events handed on and not yet taken, by its number. Can dip below zero for a moment:
+        /// a consumer may take an event before the thread that handed it on has counted it.
+        var backlogs: [Int: Int] = [:]
+        var nextID = 0
+        /// How many consumers have ``limit`` or more: the replay waits while this is above zero.
+        var behind = 0
+        /// The pipe of the replay's thread while it waits for its consumers.
+        var waiting: WakePipe?
+        /// How many times the replay has waited for its consumers.
+        var waits = 0
+        /// Tasks waiting for the replay to have waited a number of times (tests).
+        var waitWatchers: [(waits: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// The waiting replay's pipe, taken out to be woken after the lock, if no consumer is behind any more.
+        mutating func release() -> WakePipe? {
+            guard behind == 0, let pipe = waiting else { return nil }
+            waiting = nil
+            return pipe
+        }
+    }
+
+    private let state = Locked(State())
+
+    /// - Parameter limit: the backlog at which the replay waits (at least 1).
+    package init(limit: Int = ReplayBackpressure.defaultLimit) {
+        self.limit = max(1, limit)
+    }
+
+    /// A new consumer, with nothing handed on yet. It stops counting when it leaves, or goes.
+    package func join() -> PacedConsumer {
+        PacedConsumer(self, id: state.withLock { state in
+            defer { state.nextID += 1 }
+            state.backlogs[state.nextID] = 0
+            return state.nextID
+        })
+    }
+
+    /// Whether the replay's thread is waiting for a consumer now: for tests.
+    package var isHoldingBack: Bool { state.withLock { $0.waiting != nil } }
+
+    /// How many times the replay's thread has waited for its consumers: for tests.
+    package var waitCount: Int { state.withLock { $0.waits } }
+
+    /// Returns once the replay's thread has begun to wait for its consumers `times` times in all: for tests,
+    /// which await this instead of polling.
+    package func heldBack(times: Int = 1) async {
+        await withCheckedContinuation { continuation in
+            let reached = state.withLock { state -> Bool in
+                guard state.waits < times else { return true }
+                state.waitWatchers.append((times, continuation))
+                return false
+            }
+            if reached { continuation.resume() }
+        }
+    }
+
+    // MARK: The consumers' side
+
+    /// Changes consumer `id`'s backlog by `change`, and wakes the replay if that lets it go on.
+    fileprivate func change(_ id: Int, by change: Int) {
+        let wake = state.withLock { state -> WakePipe? in
+            guard let before = state.backlogs[id] else { return nil }   // it has left
+            let after = before + change
+            state.backlogs[id] = after
+            if before < limit, after >= limit { state.behind += 1 }
+            if before >= limit, after < limit { state.behind -= 1 }
+            return state.release()
+        }
+        wake?.signal()
+    }
+
+    /// Forgets consumer `id`, and wakes the replay if it was waiting for it alone.
+    fileprivate func leave(_ id: Int) {
+        let wake = state.withLock { state -> WakePipe? in
+            guard let backlog = state.backlogs.removeValue(forKey: id) else { return nil }
+            if backlog >= limit { state.behind -= 1 }
+            return state.release()
+        }
+        wake?.signal()
+    }
+
+    // MARK: The replay's side
+
+    /// On the replay's thread, before it hands a report on: while any consumer has ``limit`` or more events it
+    /// has not taken, hands on what came before (`flush`) and waits until none has, or the session closes.
+    /// - Throws: the failed poll(2).
+    func waitForConsumers(on reader: ReaderThread, flushing flush: () -> Void) throws(SystemError) {
+        guard state.withLock({ $0.behind > 0 }) else { return }
+        flush()   // what came before is theirs to take meanwhile
+        defer {
+            state.withLock { state in
+                if state.waiting === reader.wake { state.waiting = nil }
+            }
+        }
+        var counted = false
+        while !reader.isClosed {
+            // Registered under the lock that decides it, so a take just after this still finds the pipe to wake,
+            // and the pipe keeps the wake until poll(2) sees it.
+            let (behind, watchers) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                guard state.behind > 0 else { return (false, []) }
+                state.waiting = reader.wake
+                guard !counted else { return (true, []) }
+                state.waits += 1
+                let waits = state.waits
+                defer { state.waitWatchers.removeAll { $0.waits <= waits } }
+                return (true, state.waitWatchers.filter { $0.waits <= waits }.map(\.continuation))
+            }
+            guard behind else { return }
+            counted = true
+            for watcher in watchers { watcher.resume() }
+            _ = try reader.wake.wait(for: nil, timeout: nil)
+        }
+    }
+}
+
+/// One consumer's account with a replay's ``ReplayBackpressure``: what it was handed and has not taken yet.
+/// Safe from any thread. Leaving (or going) releases the replay from waiting for it.
+package final class PacedConsumer: Sendable {
+    private let backpressure: ReplayBackpressure
+    private let id: Int
+
+    fileprivate init(_ backpressure: ReplayBackpressure, id: Int) {
+        self.backpressure = backpressure
+        self.id = id
+    }
+
+    deinit { backpressure.leave(id) }
+
+    /// `count` events were handed to the consumer (yielded to its buffer). Never wakes the replay.
+    package func handedOn(_ count: Int = 1) { backpressure.change(id, by: count) }
+
+    /// The consumer took `count` events: the replay goes on if no consumer is left behind.
+    package func took(_ count: Int = 1) { backpressure.change(id, by: -count) }
+
+    /// The consumer takes nothing more: the replay no longer waits for it. Calling it again does nothing.
+    package func leave() { backpressure.leave(id) }
+}
