@@ -57,5 +57,62 @@ extension SampleTests {
                 }
             }
         }
+
+        @Test("the README's command, replaying the drive as fast as possible, prints the same on every run: the events of every fix")
+        func theReadmeCommandPrintsTheSameOnEveryRun() async throws {
+            let region = try GeofenceRegion(identifier: "alexanderplatz", center: .init(latitude: 52.5219, longitude: 13.4132),
+                                            radius: 80)
+            // What a monitor with the sample's defaults (10 m of hysteresis, fixes to 50 m) decides from each fix of
+            // the drive, as the delegate API receives them, printed as the sample prints them.
+            let monitor = GeofenceMonitor(hysteresis: 10, maximumAccuracy: 50)
+            var events = [monitor.add(region)]
+            for fix in try await Self.driveFixes() { events += monitor.process(fix) }
+            let expected = events.map { event in
+                let time = event.location.flatMap { GPSDTime.string(from: $0.timestamp) } ?? "-"
+                let change = event.isInitial ? "initially \(event.state.rawValue)"
+                    : event.previousState == .unknown ? "is \(event.state.rawValue)"
+                    : event.state == .inside ? "entered" : "left"
+                return "\(time)  \(event.identifier)  \(change)"
+            }
+            #expect(expected.contains { $0.hasSuffix("entered") } && expected.contains { $0.hasSuffix("left") },
+                    "the drive leaves the square and comes back: \(expected)")
+
+            for run in 1...10 {
+                let result = try await Sample.start("GeofenceWatcher", [
+                    "--replay", Sample.recording.path, "--speed", "0",
+                    "--region", "alexanderplatz:52.5219,13.4132,80",
+                ]).finish(deadline: .seconds(60))
+                #expect(result.status == 0, "\(result)")
+                #expect(result.stdoutLines == expected, "run \(run): \(result)")
+            }
+        }
+
+        /// Every fix of the bundled drive, as the delegate API passes them on (each epoch as reported).
+        static func driveFixes() async throws -> [Location] {
+            final class Collector: LocationManagerDelegate {
+                let fixes: AsyncStream<Location>.Continuation
+                init(_ fixes: AsyncStream<Location>.Continuation) { self.fixes = fixes }
+                func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {
+                    for fix in locations { fixes.yield(fix) }
+                }
+                func locationManager(_ manager: LocationManager, didFailWithError error: any Error) {
+                    Issue.record("the drive failed: \(error)")
+                }
+            }
+            let manager = LocationManager(recording: Sample.recording, pace: .asFastAsPossible)
+            let (fixes, continuation) = AsyncStream.makeStream(of: Location.self)
+            let collector = Collector(continuation)
+            let (ended, end) = AsyncStream.makeStream(of: Void.self)
+            _ = manager.addObserver { if case .sessionEnded = $0.event { end.yield() } }
+            manager.delegate = collector
+            manager.startUpdatingLocation()
+            for await _ in ended { break }
+            manager.delegateQueue.sync {}   // every call decided before the end has been made
+            manager.stopUpdatingLocation()
+            continuation.finish()
+            var all: [Location] = []
+            for await fix in fixes { all.append(fix) }
+            return all
+        }
     }
 }
