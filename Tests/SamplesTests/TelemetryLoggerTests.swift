@@ -148,6 +148,28 @@ extension SampleTests {
             }
         }
 
+        @Test("the README's command, replaying the drive as fast as possible, writes the same log on every run")
+        func theReadmeCommandWritesTheSameOnEveryRun() async throws {
+            var logs: [[String]] = []
+            for run in 1...5 {
+                try await withScratchDirectory("telemetry-run\(run)") { scratch in
+                    let result = try await Sample.start("TelemetryLogger", [
+                        "--replay", Sample.recording.path, "--speed", "0", "--directory", scratch.path,
+                    ]).finish(deadline: .seconds(60))
+                    #expect(result.status == 0, "\(result)")
+                    // All but when each status line was written, by this machine's clock.
+                    logs.append(Sample.lines(in: scratch).map {
+                        $0.replacing(/"at":"[^"]*",/, with: "")
+                    })
+                }
+            }
+            let fixes = logs[0].filter { $0.hasPrefix(#"{"timestamp""#) }
+            #expect(fixes.count == (try ExpectedFix.load("drive.expected.json")).count, "every epoch of the drive")
+            for (run, log) in logs.enumerated().dropFirst() {
+                #expect(log == logs[0], "run \(run + 1) differs from the first")
+            }
+        }
+
         @Test("--max-bytes rotates before a file would pass it; every epoch of the drive is in the files once")
         func rotatesBySize() async throws {
             try await withScratchDirectory("telemetry-rotation") { scratch in

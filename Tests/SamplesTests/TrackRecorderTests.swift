@@ -89,5 +89,28 @@ extension SampleTests {
                 #expect(seconds[1] == Array(14...(seconds[1].last ?? 14)), "\(seconds[1])")
             }
         }
+
+        @Test("the README's command, replaying the drive as fast as possible, writes the same track on every run")
+        func theReadmeCommandWritesTheSameOnEveryRun() async throws {
+            try await withScratchDirectory("track-runs") { scratch in
+                let output = scratch.appendingPathComponent("drive.gpx")
+                var runs: [(output: String, gpx: Data)] = []
+                for _ in 1...5 {
+                    let result = try await Sample.start("TrackRecorder", [
+                        "--replay", Sample.recording.path, "--speed", "0", "-o", output.path,
+                    ]).finish(deadline: .seconds(60))
+                    #expect(result.status == 0, "\(result)")
+                    runs.append((result.stdout + result.stderr, try Data(contentsOf: output)))
+                }
+                let reader = GPXReader()
+                let parser = XMLParser(data: runs[0].gpx)
+                parser.delegate = reader
+                #expect(parser.parse())
+                #expect(reader.segments.map(\.count) == [(try ExpectedFix.load("drive.expected.json")).count])
+                for (run, next) in runs.enumerated().dropFirst() {
+                    #expect(next.output == runs[0].output && next.gpx == runs[0].gpx, "run \(run + 1): \(next.output)")
+                }
+            }
+        }
     }
 }
