@@ -39,26 +39,31 @@ extension AsyncLocationManager {
         bufferingPolicy: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy =
             AsyncLocationManager.defaultBufferingPolicy
     ) -> LocationUpdates {
-        // A replay waits for this consumer rather than have its buffer drop anything.
-        let pacing = manager.backpressure?.join()
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: Location.self, bufferingPolicy: pacing == nil ? bufferingPolicy : .unbounded)
-        let counter = StreamCounter(pacing: pacing)
+        LocationUpdates(subscribed(
+            .continuous(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter, delivery: delivery),
+            limit: .init(bufferingPolicy), outlet: StreamOutlet.fixes))
+    }
+
+    /// A channel for a new stream or timeline, subscribed with `request`: what a live gpsd's consumer that falls
+    /// behind keeps is `limit`; a replay waits for the consumer instead (the channel keeps everything).
+    func subscribed<Element>(
+        _ request: SubscriptionRequest, limit: UpdateChannel<Element>.Limit,
+        outlet: (UpdateChannel<Element>) -> StreamOutlet
+    ) -> UpdateChannel<Element> {
+        let channel = UpdateChannel<Element>(limit: limit, pacing: manager.backpressure?.join())
         let id = manager.reserveSubscription()
-        // The termination handler goes in first: the stream can end (stop(), a failure) before this returns.
-        // It holds this object strongly, so a sequence outlives the manager value it came from; the cycle
-        // ends with the sequence. The replay stops waiting for it first: giving the subscription back may close
-        // the session, which waits for the replay's thread.
-        continuation.onTermination = { _ in
-            counter.leave()
+        // The termination handler goes in first: the channel can end (stop(), a failure) before this returns. It
+        // holds this object strongly, so a sequence outlives the manager value it came from; the cycle ends with
+        // the channel. The replay stops waiting for it first: giving the subscription back may close the session,
+        // which waits for the replay's thread.
+        channel.onTermination { [pacing = channel.pacing] in
+            pacing?.leave()
             self.state.withLock { $0.remove(id) }
             self.manager.unsubscribe(id)
         }
-        state.withLock { $0.add(id, .fixes(continuation, counter: counter)) }
-        manager.subscribe(
-            id, .continuous(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter, delivery: delivery),
-            consumer: receiver)
-        return LocationUpdates(stream: stream, counter: counter)
+        state.withLock { $0.add(id, outlet(channel)) }
+        manager.subscribe(id, request, consumer: receiver)
+        return channel
     }
 
     /// The satellites the receiver reports seeing and using, as they change, while fixes are being watched

@@ -228,15 +228,11 @@ public final class AsyncLocationManager: Sendable {
             for delivery in deliveries {
                 var events = delivery.events
                 while true {
-                    for event in events { pass(event, to: delivery) }
+                    delivery.outlet.pass(events)
                     guard let queued = state.withLock({ $0.nextEvents(for: delivery.id) }) else { break }
                     events = queued
                 }
             }
-        }
-
-        private func pass(_ event: SubscriptionEvent, to delivery: AsyncLocationStateMachine.StreamDelivery) {
-            delivery.outlet.pass(event)
         }
     }
 

@@ -10,54 +10,44 @@ public struct LiveUpdates: AsyncSequence, Sendable {
     public typealias Element = LocationUpdate
     public typealias Failure = any Error
 
-    let stream: AsyncThrowingStream<LocationUpdate, any Error>
-    let counter: StreamCounter
+    let reference: ChannelReference<LocationUpdate>
+
+    init(_ channel: UpdateChannel<LocationUpdate>) { reference = ChannelReference(channel) }
 
     /// How many updates were dropped so far because the consumer had not taken them when the buffer was full. A
     /// condition told once (``LocationUpdate/sourceRestarted``, a ``LocationUpdate/rejection`` beginning) can be
     /// among them: a consumer that falls behind should read the conditions of the update it gets, and this count.
     /// Always 0 for a replay.
-    public var droppedCount: Int { counter.droppedCount }
+    public var droppedCount: Int { reference.channel.droppedCount }
 
     /// How many updates the manager handed to the sequence so far, kept or dropped: for tests.
-    package var yieldedCount: Int { counter.yieldedCount }
+    package var yieldedCount: Int { reference.channel.yieldedCount }
 
     /// Iterates the updates.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<LocationUpdate, any Error>.AsyncIterator
-        let iteration: StreamIteration
+        let iteration: ChannelIteration<LocationUpdate>
 
-        public mutating func next() async throws -> LocationUpdate? {
-            guard let update = try await base.next() else { return nil }
-            iteration.counter.took()
-            return update
-        }
+        public mutating func next() async throws -> LocationUpdate? { try await iteration.reference.channel.next() }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: stream.makeAsyncIterator(), iteration: StreamIteration(counter))
-    }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iteration: ChannelIteration(reference)) }
 }
 
 extension StreamOutlet {
-    /// A live timeline: each event folded into the next ``LocationUpdate`` (``LiveTimeline``), yielded and counted
-    /// in `counter` (one its buffer drops, or, in a replay, one not yet taken); an end finishes it.
-    static func timeline(
-        _ continuation: AsyncThrowingStream<LocationUpdate, any Error>.Continuation, counter: StreamCounter
-    ) -> StreamOutlet {
+    /// A live timeline: each event folded into the next ``LocationUpdate`` (``LiveTimeline``), the updates of each
+    /// batch sent to `channel` together; an end finishes it.
+    static func timeline(_ channel: UpdateChannel<LocationUpdate>) -> StreamOutlet {
         // One thread passes a stream's events at a time; the lock only makes that visible to the compiler.
         let timeline = Mutex(LiveTimeline())
         return StreamOutlet(
-            pass: { event in
-                switch event {
-                case .ended(let error?): continuation.finish(throwing: error)
-                case .ended(nil): continuation.finish()
-                case .location, .rejected, .rejectionEnded, .status:
-                    guard let update = timeline.withLock({ $0.update(for: event) }) else { return }
-                    counter.yielded(continuation.yield(update))
+            pass: { events in
+                // Folded under the channel's lock, in order; the consumer is resumed after both locks.
+                channel.send(events, end: events.last?.end) { event in
+                    if case .ended = event { return nil }
+                    return timeline.withLock { $0.update(for: event) }
                 }
             },
-            finish: { continuation.finish() })
+            finish: { channel.finish() })
     }
 }
 
@@ -96,21 +86,8 @@ extension AsyncLocationManager {
         bufferingPolicy: AsyncThrowingStream<LocationUpdate, any Error>.Continuation.BufferingPolicy =
             AsyncLocationManager.defaultTimelineBufferingPolicy
     ) -> LiveUpdates {
-        // As for updates(): a replay waits for this consumer rather than have its buffer drop anything.
-        let pacing = manager.backpressure?.join()
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: LocationUpdate.self, bufferingPolicy: pacing == nil ? bufferingPolicy : .unbounded)
-        let counter = StreamCounter(pacing: pacing)
-        let id = manager.reserveSubscription()
-        // As for updates(): the termination handler first, since the stream can end before this returns, and the
-        // replay stops waiting for it before the subscription is given back.
-        continuation.onTermination = { _ in
-            counter.leave()
-            self.state.withLock { $0.remove(id) }
-            self.manager.unsubscribe(id)
-        }
-        state.withLock { $0.add(id, .timeline(continuation, counter: counter)) }
-        manager.subscribe(id, .timeline(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter), consumer: receiver)
-        return LiveUpdates(stream: stream, counter: counter)
+        LiveUpdates(subscribed(
+            .timeline(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter), limit: .init(bufferingPolicy),
+            outlet: StreamOutlet.timeline))
     }
 }

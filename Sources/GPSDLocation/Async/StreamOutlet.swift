@@ -5,30 +5,34 @@ import GPSDCore
 /// (``AsyncLocationManager/liveUpdates(desiredAccuracy:distanceFilter:)``). Called by one thread at a time per stream
 /// (``AsyncLocationStateMachine/settle(_:)``), never under the async bridge's lock.
 package struct StreamOutlet: Sendable {
-    /// Passes one event on; an end finishes the sequence.
-    package let pass: @Sendable (SubscriptionEvent) -> Void
+    /// Passes events on, in order, all at once; an end (the last, if any) finishes the sequence.
+    package let pass: @Sendable ([SubscriptionEvent]) -> Void
     /// Finishes the sequence without an error (``AsyncLocationManager/stop()``).
     package let finish: @Sendable () -> Void
 
-    package init(pass: @escaping @Sendable (SubscriptionEvent) -> Void, finish: @escaping @Sendable () -> Void) {
+    package init(pass: @escaping @Sendable ([SubscriptionEvent]) -> Void, finish: @escaping @Sendable () -> Void) {
         self.pass = pass
         self.finish = finish
     }
 
-    /// A sequence of fixes: each fix yielded and counted in `counter` (one its buffer drops, or, in a replay, one
-    /// not yet taken), an end finishes it, and what only a timeline follows (status, rejections) is left out.
-    package static func fixes(
-        _ continuation: AsyncThrowingStream<Location, any Error>.Continuation, counter: StreamCounter
-    ) -> StreamOutlet {
+    /// A sequence of fixes: the fixes of each batch go to `channel` together, an end finishes it, and what only a
+    /// timeline follows (status, rejections) is left out.
+    package static func fixes(_ channel: UpdateChannel<Location>) -> StreamOutlet {
         StreamOutlet(
-            pass: { event in
-                switch event {
-                case .location(let location): counter.yielded(continuation.yield(location))
-                case .ended(let error?): continuation.finish(throwing: error)
-                case .ended(nil): continuation.finish()
-                case .rejected, .rejectionEnded, .status: break
+            pass: { events in
+                channel.send(events, end: events.last?.end) { event in
+                    guard case .location(let location) = event else { return nil }
+                    return location
                 }
             },
-            finish: { continuation.finish() })
+            finish: { channel.finish() })
+    }
+}
+
+extension SubscriptionEvent {
+    /// How a sequence ends with this event, if it is an end: normally, or with the error.
+    var end: Result<Void, any Error>? {
+        guard case .ended(let error) = self else { return nil }
+        return error.map { .failure($0) } ?? .success(())
     }
 }

@@ -20,8 +20,7 @@ struct StreamOrderTests {
 
     private func state() -> AsyncLocationStateMachine {
         var state = AsyncLocationStateMachine()
-        let (_, continuation) = AsyncThrowingStream<Location, any Error>.makeStream()
-        state.add(id, .fixes(continuation, counter: StreamCounter()))
+        state.add(id, .fixes(UpdateChannel(limit: .unbounded)))
         return state
     }
 

@@ -1,0 +1,240 @@
+import GPSDCore
+import Synchronization
+
+/// The buffer between the manager's thread and one consumer of a stream of fixes or of a live timeline: what
+/// ``LocationUpdates`` and ``LiveUpdates`` iterate.
+///
+/// It does what an `AsyncThrowingStream` does for them, at a cost per element that does not depend on how many come
+/// at once: the thread that passes a batch on appends all of it under one lock and resumes the consumer once, if
+/// it is waiting; a consumer that finds elements buffered takes one under the lock without suspending. (An
+/// `AsyncThrowingStream` takes its lock and may resume its consumer for each element.)
+///
+/// Like an `AsyncThrowingStream`: the buffer keeps what its ``Limit`` says and counts what it drops; a finish
+/// lets the consumer take what is buffered, then ends the iteration (or throws the error it finished with); the
+/// consumer's task cancelled while it waits, or the sequence and every iterator of it gone, ends the channel and
+/// drops what it held. Either way the termination handler runs once, outside the lock.
+package final class UpdateChannel<Element: Sendable>: Sendable {
+    /// What the buffer keeps while the consumer has not taken it.
+    package enum Limit: Sendable {
+        case unbounded
+        /// The newest `n`: the oldest goes when a new one comes.
+        case newest(Int)
+        /// The oldest `n`: a new one is dropped.
+        case oldest(Int)
+
+        init<T>(_ policy: AsyncThrowingStream<T, any Error>.Continuation.BufferingPolicy) {
+            switch policy {
+            case .bufferingNewest(let count): self = .newest(max(0, count))
+            case .bufferingOldest(let count): self = .oldest(max(0, count))
+            default: self = .unbounded
+            }
+        }
+    }
+
+    private struct State {
+        /// Elements not yet taken: `buffer[head...]`.
+        var buffer: [Element] = []
+        var head = 0
+        /// The consumer, suspended until an element or the end comes.
+        var waiter: UnsafeContinuation<Element?, any Error>?
+        /// How the channel ended, once it has: the consumer takes what is buffered, then this.
+        var end: Result<Void, any Error>?
+        /// Runs once, when the channel ends; taken out to run outside the lock.
+        var onTermination: (@Sendable () -> Void)?
+        var yielded = 0
+        var dropped = 0
+
+        var count: Int { buffer.count - head }
+
+        mutating func takeFirst() -> Element? {
+            guard head < buffer.count else { return nil }
+            let element = buffer[head]
+            head += 1
+            if head == buffer.count {
+                buffer.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 64, head * 2 >= buffer.count {
+                buffer.removeFirst(head)   // what was taken, once it is at least half the storage
+                head = 0
+            }
+            return element
+        }
+
+        /// Keeps `element` as `limit` says; returns whether it was kept.
+        mutating func keep(_ element: Element, _ limit: Limit) -> Bool {
+            yielded += 1
+            switch limit {
+            case .unbounded: break
+            case .newest(let capacity):
+                guard capacity > 0 else {
+                    dropped += 1
+                    return false
+                }
+                if count >= capacity {
+                    _ = takeFirst()
+                    dropped += 1
+                    buffer.append(element)
+                    return false   // one fewer is waiting to be taken than were handed on
+                }
+            case .oldest(let capacity):
+                if count >= capacity {
+                    dropped += 1
+                    return false
+                }
+            }
+            buffer.append(element)
+            return true
+        }
+
+        /// Ends the channel, unless it has ended: the handler to run, and the waiting consumer to resume with
+        /// the end (it waits only while nothing is buffered).
+        mutating func finish(_ result: Result<Void, any Error>) -> (
+            handler: (@Sendable () -> Void)?, waiter: (UnsafeContinuation<Element?, any Error>, Result<Element?, any Error>)?
+        ) {
+            guard end == nil else { return (nil, nil) }
+            end = result
+            defer { onTermination = nil }
+            guard let waiter else { return (onTermination, nil) }
+            self.waiter = nil
+            return (onTermination, (waiter, takeEnd()))
+        }
+
+        /// What the consumer gets once the buffer is empty and the channel has ended: the end of the iteration,
+        /// or its error, once (then the end).
+        mutating func takeEnd() -> Result<Element?, any Error> {
+            guard case .failure(let error) = end else { return .success(nil) }
+            end = .success(())
+            return .failure(error)
+        }
+
+        /// What the consumer gets now: an element, the end, or `nil` if it must wait.
+        mutating func take() -> Result<Element?, any Error>? {
+            if let element = takeFirst() { return .success(element) }
+            return end == nil ? nil : takeEnd()
+        }
+    }
+
+    private let state = Mutex(State())
+    private let limit: Limit
+    /// The consumer's account with a replay, which waits while it has too many elements not taken; `nil` live.
+    let pacing: PacedConsumer?
+
+    /// - Parameters:
+    ///   - limit: what to keep for a consumer that falls behind; a paced channel keeps everything.
+    ///   - pacing: the consumer's account with a replay; `nil` for a live source.
+    package init(limit: Limit, pacing: PacedConsumer? = nil) {
+        self.limit = pacing == nil ? limit : .unbounded
+        self.pacing = pacing
+    }
+
+    /// What runs once when the channel ends, however it ends. Set it before anything can end the channel.
+    package func onTermination(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onTermination = handler }
+    }
+
+    /// How many elements the buffer dropped because the consumer had not taken them.
+    package var droppedCount: Int { state.withLock { $0.dropped } }
+
+    /// How many elements were handed to the channel, kept or dropped.
+    package var yieldedCount: Int { state.withLock { $0.yielded } }
+
+    // MARK: The manager's side
+
+    /// Appends `elements` under one lock and resumes the consumer once, if it waits; then, with `end`, ends the
+    /// channel. An ended channel takes nothing more.
+    package func send(_ elements: some Sequence<Element>, end: Result<Void, any Error>? = nil) {
+        send(elements, end: end) { $0 }
+    }
+
+    /// ``send(_:end:)`` of what `transform` makes of `events` (those it makes `nil` of are left out), each made
+    /// under the channel's lock, in order.
+    package func send<Events: Sequence>(
+        _ events: Events, end: Result<Void, any Error>?, _ transform: (Events.Element) -> Element?
+    ) {
+        typealias Waiter = (UnsafeContinuation<Element?, any Error>, Result<Element?, any Error>)
+        let (kept, woken, handler) = state.withLock { state -> (Int, Waiter?, (@Sendable () -> Void)?) in
+            guard state.end == nil else { return (0, nil, nil) }
+            var kept = 0
+            for event in events {
+                if let element = transform(event), state.keep(element, limit) { kept += 1 }
+            }
+            var woken: Waiter?
+            if let waiter = state.waiter, let first = state.takeFirst() {
+                state.waiter = nil
+                woken = (waiter, .success(first))
+            }
+            guard let end else { return (kept, woken, nil) }
+            let (handler, ended) = state.finish(end)
+            return (kept, woken ?? ended, handler)
+        }
+        // Counted before the consumer can take any, so that a backlog never looks smaller than it is.
+        if kept > 0 { pacing?.handedOn(kept) }
+        handler?()
+        guard let (waiter, result) = woken else { return }
+        if case .success(.some) = result { pacing?.took() }
+        waiter.resume(with: result)
+    }
+
+    /// Ends the channel without an error (``AsyncLocationManager/stop()``).
+    package func finish() { send(EmptyCollection<Element>(), end: .success(())) }
+
+    // MARK: The consumer's side
+
+    /// The next element, `nil` at the end; throws the error the channel ended with. Called by one task at a time.
+    func next() async throws -> Element? {
+        // Nearly always, while fixes come faster than they are taken: one is there, and no suspension.
+        if let ready = state.withLock({ $0.take() }) { return try took(ready) }
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Element?, any Error>) in
+                let ready = state.withLock { state -> Result<Element?, any Error>? in
+                    if let ready = state.take() { return ready }
+                    state.waiter = continuation
+                    return nil
+                }
+                guard let ready else { return }
+                if case .success(.some) = ready { pacing?.took() }
+                continuation.resume(with: ready)
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    private func took(_ ready: Result<Element?, any Error>) throws -> Element? {
+        let element = try ready.get()
+        if element != nil { pacing?.took() }
+        return element
+    }
+
+    /// Ends the channel for its consumer, dropping what it holds: the consumer's task was cancelled, or the
+    /// sequence and its iterators are gone.
+    func cancel() {
+        let (handler, woken) = state.withLock { state in
+            state.buffer.removeAll()
+            state.head = 0
+            return state.finish(.success(()))
+        }
+        handler?()
+        if let (waiter, result) = woken { waiter.resume(with: result) }
+    }
+}
+
+/// Held by a sequence and every iterator of it: when the last goes, nobody can take from the channel any more,
+/// and it ends (what `AsyncThrowingStream` does when it and its iterators go).
+final class ChannelReference<Element: Sendable>: Sendable {
+    let channel: UpdateChannel<Element>
+
+    init(_ channel: UpdateChannel<Element>) { self.channel = channel }
+
+    deinit { channel.cancel() }
+}
+
+/// Held by an iterator and its copies: when the last goes, the consumer has stopped iterating, and a replay no
+/// longer waits for it (the sequence, if kept, still buffers what comes).
+final class ChannelIteration<Element: Sendable>: Sendable {
+    let reference: ChannelReference<Element>
+
+    init(_ reference: ChannelReference<Element>) { self.reference = reference }
+
+    deinit { reference.channel.pacing?.leave() }
+}
