@@ -6,12 +6,14 @@ import GPSDSystem
 /// Each consumer of a replay's fixes (an update stream, a status or satellite stream, the delegate) joins as a
 /// ``PacedConsumer`` and counts what it was handed and what it took. Before each report, the replay's thread
 /// looks whether any consumer has ``limit`` or more it has not taken; if so it hands on what it read before
-/// and waits, until enough are taken, the consumer leaves, or the session closes. A consumer's backlog is thus
+/// and waits, until the consumer has taken all but ``resumeBacklog`` of them, leaves, or the session closes.
+/// Waiting for half the backlog to go, rather than for one event, lets the replay hand on a run of events each
+/// time it wakes, instead of waking once an event while its consumer is the slower. A consumer's backlog is thus
 /// at most ``limit`` plus the events of one read (``ReportReader`` reads 64 KB at a time).
 ///
-/// Only the replay's own thread waits, in poll(2) on its ``WakePipe``; consumers never block. Whoever takes a
-/// backlog below the limit (a take, a consumer leaving) decides so under the lock and wakes the thread after
-/// it. Live sources have none of this: gpsd cannot wait, and their consumers' buffers keep what their policy
+/// Only the replay's own thread waits, in poll(2) on its ``WakePipe``; consumers never block. Whoever takes the
+/// last backlog it waits for down to ``resumeBacklog`` (a take, a consumer leaving) decides so under the lock and
+/// wakes the thread after it. Live sources have none of this: gpsd cannot wait, and their consumers' buffers keep what their policy
 /// says.
 package final class ReplayBackpressure: Sendable {
     /// How many events a consumer may have not taken before the replay waits for it: 16.
@@ -19,13 +21,17 @@ package final class ReplayBackpressure: Sendable {
 
     /// The backlog at which the replay waits for a consumer.
     package let limit: Int
+    /// The backlog a consumer the replay waits for must get down to before it goes on: half the limit.
+    package var resumeBacklog: Int { limit / 2 }
 
     private struct State {
-        /// Each consumer's events handed on and not yet taken, by its number. Can dip below zero for a moment:
-        /// a consumer may take an event before the thread that handed it on has counted it.
-        var backlogs: [Int: Int] = [:]
+        /// Each consumer's events handed on and not yet taken, by its number, and whether the replay waits for
+        /// it. A backlog can dip below zero for a moment: a consumer may take an event before the thread that
+        /// handed it on has counted it.
+        var backlogs: [Int: (count: Int, behind: Bool)] = [:]
         var nextID = 0
-        /// How many consumers have ``limit`` or more: the replay waits while this is above zero.
+        /// How many consumers the replay waits for: each reached ``limit`` and has not yet got down to
+        /// ``resumeBacklog``. The replay waits while this is above zero.
         var behind = 0
         /// The pipe of the replay's thread while it waits for its consumers.
         var waiting: WakePipe?
@@ -53,10 +59,13 @@ package final class ReplayBackpressure: Sendable {
     package func join() -> PacedConsumer {
         PacedConsumer(self, id: state.withLock { state in
             defer { state.nextID += 1 }
-            state.backlogs[state.nextID] = 0
+            state.backlogs[state.nextID] = (0, false)
             return state.nextID
         })
     }
+
+    /// Whether a consumer is behind: the replay would wait for it before its next report. For tests.
+    package var wouldHoldBack: Bool { state.withLock { $0.behind > 0 } }
 
     /// Whether the replay's thread is waiting for a consumer now: for tests.
     package var isHoldingBack: Bool { state.withLock { $0.waiting != nil } }
@@ -82,11 +91,16 @@ package final class ReplayBackpressure: Sendable {
     /// Changes consumer `id`'s backlog by `change`, and wakes the replay if that lets it go on.
     fileprivate func change(_ id: Int, by change: Int) {
         let wake = state.withLock { state -> WakePipe? in
-            guard let before = state.backlogs[id] else { return nil }   // it has left
-            let after = before + change
-            state.backlogs[id] = after
-            if before < limit, after >= limit { state.behind += 1 }
-            if before >= limit, after < limit { state.behind -= 1 }
+            guard var backlog = state.backlogs[id] else { return nil }   // it has left
+            backlog.count += change
+            if !backlog.behind, backlog.count >= limit {
+                backlog.behind = true
+                state.behind += 1
+            } else if backlog.behind, backlog.count <= resumeBacklog {
+                backlog.behind = false
+                state.behind -= 1
+            }
+            state.backlogs[id] = backlog
             return state.release()
         }
         wake?.signal()
@@ -96,7 +110,7 @@ package final class ReplayBackpressure: Sendable {
     fileprivate func leave(_ id: Int) {
         let wake = state.withLock { state -> WakePipe? in
             guard let backlog = state.backlogs.removeValue(forKey: id) else { return nil }
-            if backlog >= limit { state.behind -= 1 }
+            if backlog.behind { state.behind -= 1 }
             return state.release()
         }
         wake?.signal()

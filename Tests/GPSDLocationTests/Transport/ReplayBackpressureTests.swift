@@ -189,6 +189,38 @@ struct ReplayBackpressureTests {
         #expect(delegate.locations.isEmpty, "a stop drops the calls not yet made")
     }
 
+    // MARK: When the replay goes on
+
+    @Test func aConsumerBehindHoldsTheReplayUntilItHasTakenHalfItsBacklog() {
+        let backpressure = ReplayBackpressure(limit: 16)
+        let consumer = backpressure.join()
+        consumer.handedOn(15)
+        #expect(!backpressure.wouldHoldBack)
+        consumer.handedOn()
+        #expect(backpressure.wouldHoldBack, "16 not taken: the replay waits")
+        consumer.took(7)
+        #expect(backpressure.wouldHoldBack, "9 not taken: one take does not let it go on for one more event")
+        consumer.took()
+        #expect(!backpressure.wouldHoldBack, "8 not taken: half the limit, the replay goes on")
+        consumer.handedOn(7)
+        #expect(!backpressure.wouldHoldBack, "15 not taken")
+        consumer.handedOn()
+        #expect(backpressure.wouldHoldBack)
+        consumer.leave()
+        #expect(!backpressure.wouldHoldBack, "a consumer that leaves holds nothing back")
+    }
+
+    @Test func theReplayWaitsForTheSlowerOfTwoConsumers() {
+        let backpressure = ReplayBackpressure(limit: 4)
+        let (fast, slow) = (backpressure.join(), backpressure.join())
+        fast.handedOn(4)
+        slow.handedOn(4)
+        fast.took(4)
+        #expect(backpressure.wouldHoldBack)
+        slow.took(2)
+        #expect(!backpressure.wouldHoldBack)
+    }
+
     // MARK: The bundled drive
 
     @Test func theDriveAsFastAsPossibleLosesNoFixToASlowSequence() async throws {
