@@ -1,12 +1,14 @@
 import Benchmark
 import CLibGPS
 import Foundation
-import GPSDLocation
+@_spi(Benchmarks) import GPSDLocation
 
 // Each benchmark passes the same 1,000 fixes (a recording of 1,000 TPV reports, one an epoch) and scales its
 // metrics by 1,000 (`.kilo`): every figure is per fix. Compare:
 // - "updates()": the library's whole path for a replay: the reader thread decodes each report with libgps,
 //   the manager decides, the async bridge yields, a task consumes;
+// - "updates() without decoding": the manager fed the same fixes directly (16 a batch, as the replay's backlog
+//   limit hands them on), no bytes, no libgps: the library's own part alone, the manager's decision and the bridge;
 // - "AsyncStream baseline": the least such a bridge can cost: a thread yields the same fixes into a bare
 //   AsyncThrowingStream that a task consumes;
 // - "gps_unpack alone": libgps's own unpacking of the same lines, nothing else;
@@ -53,6 +55,20 @@ let benchmarks: @Sendable () -> Void = {
         let fixes = try await replay()
         precondition(fixes.count == fixCount, "\(fixes.count) fixes of \(fixCount)")
         blackHole(fixes)
+    }
+
+    Benchmark("updates() without decoding: the manager fed fixes directly") { benchmark, fixes in
+        let gps = AsyncLocationManager(benchmarkFixes: fixes, batchSize: 16)
+        var received = 0
+        benchmark.startMeasurement()
+        for try await fix in gps.updates(bufferingPolicy: .unbounded) {
+            blackHole(fix)
+            received += 1
+        }
+        benchmark.stopMeasurement()
+        precondition(received == fixCount, "\(received) fixes of \(fixCount)")
+    } setup: {
+        try await replay()
     }
 
     Benchmark("AsyncStream baseline: a thread's fixes to a consumer") { benchmark, fixes in

@@ -179,11 +179,7 @@ extension LocationManager {
         let (now, arrival) = (clock.now, clock.arrival)
         modifyStateAndRunActions { state in
             var batch = ActionBatch()
-            for event in events {
-                for action in state.machine.handle(event, session: session, now: now, arrival: arrival) {
-                    batch.append(action)
-                }
-            }
+            for event in events { state.machine.handle(event, session: session, now: now, arrival: arrival, into: &batch) }
             return ((), batch.actions)
         }
     }
@@ -244,6 +240,25 @@ struct ActionBatch {
         default:
             batches.removeAll(keepingCapacity: true)
             actions.append(action)
+        }
+    }
+
+    mutating func append(contentsOf actions: [LocationManagerStateMachine.Action]) {
+        for action in actions { append(action) }
+    }
+
+    /// Each notice joins its consumer's batch, without an array of its own on the way.
+    mutating func append(_ notifications: Notifications) {
+        notifications.forEach { consumer, notice in
+            let key = ObjectIdentifier(consumer)
+            guard let index = batches[key], case .notify(_, var batch) = actions[index] else {
+                batches[key] = actions.count
+                actions.append(.notify(consumer, [notice]))
+                return
+            }
+            actions[index] = .notify(consumer, [])
+            batch.append(notice)
+            actions[index] = .notify(consumer, batch)
         }
     }
 }

@@ -54,15 +54,17 @@ extension LocationManagerStateMachine {
     // MARK: What the session reads
 
     /// An event of session `number`, at monotonic time `now`, as the wall clock and the monotonic clock have it
-    /// (`arrival`); events of a session that has ended, or is not the current one, are ignored.
+    /// (`arrival`), its actions appended to `batch`; events of a session that has ended, or is not the current one,
+    /// are ignored. A fix's way allocates nothing of its own: its actions and notices join the batch.
     mutating func handle(
-        _ event: SourceEvent, session number: Int, now: Duration, arrival: Location.Arrival
-    ) -> [Action] {
-        guard session.isCurrent(session: number) else { return [] }
+        _ event: SourceEvent, session number: Int, now: Duration, arrival: Location.Arrival,
+        into batch: inout ActionBatch
+    ) {
+        guard session.isCurrent(session: number) else { return }
         switch event {
         case .connected:
             subscriptions.sessionConnected()
-            return announce(status.connected()) + watch(session.connected(at: now))
+            batch.append(contentsOf: announce(status.connected()) + watch(session.connected(at: now)))
         case .report(let report):
             // The backoff starts over once the connection proved good by a fix (or by holding, when it fails);
             // gpsd's greeting proves nothing: a peer that greets and hangs up is retried ever more slowly.
@@ -71,15 +73,19 @@ extension LocationManagerStateMachine {
             case .poll(_, let fixes) where !fixes.isEmpty: session.provedGood()
             default: break
             }
-            return watch(session.reported(at: now)) + handle(report, now: now, arrival: arrival)
+            if let timer = session.reported(at: now) { batch.append(.scheduleWatchdog(timer: timer.id, after: timer.after)) }
+            if case .fix(let location) = report {
+                receive(location, origin: .live, now: now, arrival: arrival, into: &batch)
+            } else {
+                batch.append(contentsOf: handle(report, now: now, arrival: arrival))
+            }
         case .rejected(let problem):
-            return epochs.reject(problem) ? [.log(problem)] : []
+            if epochs.reject(problem) { batch.append(.log(problem)) }
         case .skippedLine:
             // Not a report: a peer that sends only garbage goes stale.
             epochs.skippedLine()
-            return []
-        case .failed(let error): return sessionEnded(with: error, failedAt: now)
-        case .finished: return sessionEnded(with: nil)
+        case .failed(let error): batch.append(contentsOf: sessionEnded(with: error, failedAt: now))
+        case .finished: batch.append(contentsOf: sessionEnded(with: nil))
         }
     }
 
@@ -132,24 +138,35 @@ extension LocationManagerStateMachine {
     private mutating func receive(
         _ reported: Location, origin: EpochAssembly.Origin, now: Duration, arrival: Location.Arrival
     ) -> [Action] {
+        var batch = ActionBatch()
+        receive(reported, origin: origin, now: now, arrival: arrival, into: &batch)
+        return batch.actions
+    }
+
+    /// ``receive(_:origin:now:arrival:)``, its actions appended to `batch`.
+    private mutating func receive(
+        _ reported: Location, origin: EpochAssembly.Origin, now: Duration, arrival: Location.Arrival,
+        into batch: inout ActionBatch
+    ) {
         let location: Location
-        var actions: [Action]
         switch epochs.assemble(reported, origin: origin, now: now, arrival: arrival) {
-        case .older: return []
-        case .repeated: return announce(status.reportArrived())
+        case .older: return
+        case .repeated: return batch.append(contentsOf: announce(status.reportArrived()))
         case .accepted(let accepted, let forgotten):
             location = accepted
-            actions = forgotten.map { subscriptions.forget(receiver: $0).actions } ?? []
+            if let forgotten { batch.append(subscriptions.forget(receiver: forgotten)) }
         }
         // A fix gpsd held says nothing of whether fixes are coming.
-        actions += announce(origin.isHeld ? status.reportArrived() : status.fix(location))
-        let delivery = subscriptions.deliver(location, held: origin.isHeld, now: now, patience: session.staleTimeout)
-        actions += delivery.notifications.actions
-        if delivery.toDelegate { actions.append(.deliver([location], generation: subscriptions.generation)) }
-        if let rejection = delivery.rejectionToDelegate {
-            actions.append(.reportRejection(rejection, generation: subscriptions.generation))
+        if let new = origin.isHeld ? status.reportArrived() : status.fix(location) {
+            batch.append(contentsOf: announce(new))
         }
-        return delivery.endedAny ? actions + demandChanged() : actions
+        let delivery = subscriptions.deliver(location, held: origin.isHeld, now: now, patience: session.staleTimeout)
+        batch.append(delivery.notifications)
+        if delivery.toDelegate { batch.append(.deliver([location], generation: subscriptions.generation)) }
+        if let rejection = delivery.rejectionToDelegate {
+            batch.append(.reportRejection(rejection, generation: subscriptions.generation))
+        }
+        if delivery.endedAny { batch.append(contentsOf: demandChanged()) }
     }
 
     // MARK: A session's end

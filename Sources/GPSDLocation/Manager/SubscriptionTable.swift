@@ -207,7 +207,10 @@ struct SubscriptionTable {
 
 /// Events for consumers, gathered while a report is handled: one batch per consumer.
 struct Notifications {
-    private var batches: [ObjectIdentifier: (consumer: any SubscriptionConsumer, notices: [SubscriptionNotice])] = [:]
+    /// The notices in the order decided, each with its consumer: the first kept inline, so that deciding one
+    /// notice (a fix for one stream, as nearly always) allocates nothing.
+    private var first: (consumer: any SubscriptionConsumer, notice: SubscriptionNotice)?
+    private var rest: [(consumer: any SubscriptionConsumer, notice: SubscriptionNotice)] = []
 
     /// Adds `event` for subscription `id`, numbered after the last event `subscription` was given.
     mutating func add(
@@ -216,10 +219,22 @@ struct Notifications {
     ) {
         subscription.notices += 1
         let notice = SubscriptionNotice(id: id, number: subscription.notices, event: event)
-        batches[ObjectIdentifier(consumer), default: (consumer, [])].notices.append(notice)
+        if first == nil { first = (consumer, notice) } else { rest.append((consumer, notice)) }
     }
 
-    var actions: [LocationManagerStateMachine.Action] { batches.values.map { .notify($0.consumer, $0.notices) } }
+    /// Each notice with its consumer, in the order decided.
+    func forEach(_ body: (any SubscriptionConsumer, SubscriptionNotice) -> Void) {
+        guard let first else { return }
+        body(first.consumer, first.notice)
+        for (consumer, notice) in rest { body(consumer, notice) }
+    }
+
+    /// One action for each consumer, with its notices in order.
+    var actions: [LocationManagerStateMachine.Action] {
+        var batch = ActionBatch()
+        batch.append(self)
+        return batch.actions
+    }
 }
 
 /// A receiver's epoch that a once-per-epoch stream holds back, and the last it passed on.
