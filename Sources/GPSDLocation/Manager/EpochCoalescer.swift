@@ -54,11 +54,12 @@ extension Location {
     func addsInformation(to other: Location) -> Bool {
         if fix == .threeDimensional && other.fix == .twoDimensional { return true }
         if deviation != nil && other.deviation == nil { return true }
-        let mine: [Double?] = [altitude, ellipsoidalAltitude, horizontalAccuracy, verticalAccuracy,
-                               latitudeAccuracy, longitudeAccuracy, speed, speedAccuracy, course, courseAccuracy, climb]
-        let theirs: [Double?] = [other.altitude, other.ellipsoidalAltitude, other.horizontalAccuracy,
-                                 other.verticalAccuracy, other.latitudeAccuracy, other.longitudeAccuracy, other.speed,
-                                 other.speedAccuracy, other.course, other.courseAccuracy, other.climb]
-        return zip(mine, theirs).contains { $0 != nil && $1 == nil }
+        // Compared one by one, not as arrays: this runs for every later report of an epoch.
+        func adds(_ mine: Double?, _ theirs: Double?) -> Bool { mine != nil && theirs == nil }
+        return adds(altitude, other.altitude) || adds(ellipsoidalAltitude, other.ellipsoidalAltitude)
+            || adds(horizontalAccuracy, other.horizontalAccuracy) || adds(verticalAccuracy, other.verticalAccuracy)
+            || adds(latitudeAccuracy, other.latitudeAccuracy) || adds(longitudeAccuracy, other.longitudeAccuracy)
+            || adds(speed, other.speed) || adds(speedAccuracy, other.speedAccuracy) || adds(course, other.course)
+            || adds(courseAccuracy, other.courseAccuracy) || adds(climb, other.climb)
     }
 }

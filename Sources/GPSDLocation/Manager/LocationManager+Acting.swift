@@ -218,15 +218,21 @@ extension LocationManager {
 /// to each other was never ordered). A consumer's notices keep their order within its batch.
 struct ActionBatch {
     private(set) var actions: [LocationManagerStateMachine.Action] = []
-    /// Where each consumer's batch is in `actions`, since the last action nothing may move across.
-    private var batches: [ObjectIdentifier: Int] = [:]
+    /// Where each consumer's batch is in `actions`, since the last action nothing may move across: a few
+    /// consumers at most, looked up one by one (cheaper than hashing for so few).
+    private var batches: [(consumer: ObjectIdentifier, index: Int)] = []
+
+    private func batchIndex(of key: ObjectIdentifier) -> Int? {
+        for batch in batches where batch.consumer == key { return batch.index }
+        return nil
+    }
 
     mutating func append(_ action: LocationManagerStateMachine.Action) {
         switch action {
         case .notify(let consumer, let notices):
             let key = ObjectIdentifier(consumer)
-            guard let index = batches[key], case .notify(_, var batch) = actions[index] else {
-                batches[key] = actions.count
+            guard let index = batchIndex(of: key), case .notify(_, var batch) = actions[index] else {
+                batches.append((key, actions.count))
                 actions.append(action)
                 return
             }
@@ -251,8 +257,8 @@ struct ActionBatch {
     mutating func append(_ notifications: Notifications) {
         notifications.forEach { consumer, notice in
             let key = ObjectIdentifier(consumer)
-            guard let index = batches[key], case .notify(_, var batch) = actions[index] else {
-                batches[key] = actions.count
+            guard let index = batchIndex(of: key), case .notify(_, var batch) = actions[index] else {
+                batches.append((key, actions.count))
                 actions.append(.notify(consumer, [notice]))
                 return
             }

@@ -38,23 +38,23 @@ extension SubscriptionTable {
                 hold(location, at: index, into: &delivery.notifications)
                 continue
             }
-            // A copy only here: one held while the epochs are written would copy them all, for every fix.
-            let (id, subscription) = subscriptions[index]
-            let (accuracy, distance) = filters(of: subscription)
-            if subscription.isOneShot {
+            // Read where it is kept, never copied whole: a subscription holds fixes and epochs, for every fix.
+            let id = subscriptions.keys[index]
+            let (accuracy, distance) = filters(at: index)
+            if subscriptions.values[index].isOneShot {
                 guard location.meets(desiredAccuracy: accuracy) else {
-                    if location.isBetter(than: subscription.best) { subscriptions.values[index].best = location }
+                    if location.isBetter(than: subscriptions.values[index].best) { subscriptions.values[index].best = location }
                     continue
                 }
                 ended.append(id)
-                switch subscription.consumer {
+                switch subscriptions.values[index].consumer {
                 case .delegate: delivery.toDelegate = true
                 case .consumer(let consumer, _):
                     delivery.notifications.add(.location(location), for: id, of: &subscriptions.values[index], to: consumer)
                 }
-            } else if case .delegate = subscription.consumer {
+            } else if case .delegate = subscriptions.values[index].consumer {
                 guard location.meets(desiredAccuracy: accuracy),
-                      location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { continue }
+                      location.passes(distanceFilter: distance, since: subscriptions.values[index].lastDelivered) else { continue }
                 delivery.toDelegate = true
             } else {
                 passOn(location, at: index, into: &delivery.notifications)
@@ -119,13 +119,12 @@ extension SubscriptionTable {
         _ location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index,
         into notifications: inout Notifications
     ) {
-        let (id, subscription) = subscriptions[index]
-        guard case .consumer(let consumer, _) = subscription.consumer else { return }
-        let (accuracy, distance) = filters(of: subscription)
+        guard case .consumer(let consumer, _) = subscriptions.values[index].consumer else { return }
+        let (accuracy, distance) = filters(at: index)
         guard location.meets(desiredAccuracy: accuracy),
-              location.passes(distanceFilter: distance, since: subscription.lastDelivered) else { return }
+              location.passes(distanceFilter: distance, since: subscriptions.values[index].lastDelivered) else { return }
         subscriptions.values[index].lastDelivered = location
-        notifications.add(.location(location), for: id, of: &subscriptions.values[index], to: consumer)
+        notifications.add(.location(location), for: subscriptions.keys[index], of: &subscriptions.values[index], to: consumer)
     }
 
     /// Keeps count of how long the continuous subscription at `index` has rejected every fix for its accuracy, and
@@ -134,7 +133,7 @@ extension SubscriptionTable {
         of location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index, now: Duration,
         patience: Duration, into delivery: inout FixDelivery
     ) {
-        guard let accuracy = filters(of: subscriptions.values[index]).accuracy else { return }
+        guard let accuracy = filters(at: index).accuracy else { return }
         // A fix that meets the accuracy ends a rejection; so does a gap in the fixes as long as the patience (they
         // stopped meanwhile: the rejection starts afresh with the next).
         if location.meets(desiredAccuracy: accuracy)
@@ -183,8 +182,10 @@ extension SubscriptionTable {
         return notifications
     }
 
-    private func filters(of subscription: Subscription) -> (accuracy: Double?, distance: Double?) {
-        switch subscription.consumer {
+    private func filters(
+        at index: Dictionary<SubscriptionID, Subscription>.Index
+    ) -> (accuracy: Double?, distance: Double?) {
+        switch subscriptions.values[index].consumer {
         case .delegate: (desiredAccuracy, distanceFilter)
         case .consumer(_, let request): (request.desiredAccuracy, request.distanceFilter)
         }
