@@ -76,18 +76,24 @@ package enum Plausibility {
     /// nine digits optional):
     /// libgps turns a time like `2024-13-45T99:99:99Z` into a real but wrong one, so it is checked as sent.
     static func isCalendarTime(_ text: Substring) -> Bool {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8(isCalendarTime(_:))
+    }
+
+    /// ``isCalendarTime(_:)`` of the text's bytes; allocates nothing (it runs for every TPV).
+    static func isCalendarTime(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return false }
+        func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
         func number(_ range: Range<Int>) -> Int? {
             var value = 0
             for index in range {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else { return nil }
+                guard isDigit(bytes[index]) else { return nil }
                 value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
             }
             return value
         }
-        let separators: [(Int, Character)] = [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":")]
-        guard separators.allSatisfy({ bytes[$0.0] == UInt8(ascii: $0.1.unicodeScalars.first!) }),
+        guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
               let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
               let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19)
         else { return false }
@@ -95,26 +101,30 @@ package enum Plausibility {
             // 1 to 9 digits (a timespec's nanoseconds, and what Foundation's ISO 8601 parser takes), checked as
             // digits only: a longer fraction is refused, not summed.
             guard bytes[19] == UInt8(ascii: "."), (22...30).contains(bytes.count),
-                  bytes[20..<(bytes.count - 1)].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+                  bytes[20..<(bytes.count - 1)].allSatisfy(isDigit)
             else { return false }
         }
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        return years.contains(year) && (1...12).contains(month) && (1...days[month - 1]).contains(day)
+        let days = switch month {
+        case 2: leap ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+        return years.contains(year) && (1...12).contains(month) && (1...days).contains(day)
             && hour < 24 && minute < 60 && second <= 60
     }
 
-    /// The text of every `time` member of a report, as sent: libgps takes the last of several. Found as leniently
-    /// as libgps finds them: its parser also takes `"time""…"`, and any white space (CR, form feed, …) around the
-    /// colon.
-    static func timeTexts<Bytes: Collection<UInt8>>(in line: Bytes) -> [Substring] {
+    /// The first text of a `time` member of a report, as sent, that is not a calendar time (``isCalendarTime(_:)``),
+    /// `nil` if every one is: libgps takes the last of several. Found as leniently as libgps finds them: its parser
+    /// also takes `"time""…"`, and any white space (CR, form feed, …) around the colon. Allocates nothing unless it
+    /// finds one.
+    static func firstTimeTextNotACalendarTime<Bytes: Collection<UInt8>>(in line: Bytes) -> String? {
         // Over the bytes: on every report's path, where Foundation's string search cost more than libgps's parse.
-        let texts = line.withContiguousStorageIfAvailable(timeTexts(in:))
-        return texts ?? Array(line).withUnsafeBufferPointer(timeTexts(in:))
+        if let found = line.withContiguousStorageIfAvailable(firstTimeTextNotACalendarTime(in:)) { return found }
+        return Array(line).withUnsafeBufferPointer(firstTimeTextNotACalendarTime(in:))
     }
 
-    private static func timeTexts(in bytes: UnsafeBufferPointer<UInt8>) -> [Substring] {
-        var texts: [Substring] = []
+    private static func firstTimeTextNotACalendarTime(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var index = 0
         while index + 6 <= bytes.count {
             // "time"
@@ -133,10 +143,11 @@ package enum Plausibility {
             start += 1
             var end = start
             while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
-            texts.append(Substring(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)))
+            let text = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            if !isCalendarTime(text) { return String(decoding: text, as: UTF8.self) }
             index = end
         }
-        return texts
+        return nil
     }
 
     /// Whether a time (libgps's, or a decoded one) is in a year a GNSS fix can be dated in, whatever text it came

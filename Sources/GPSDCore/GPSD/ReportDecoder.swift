@@ -14,6 +14,8 @@ package final class ReportDecoder {
     /// What the last ``decode(_:)`` found that cannot be true: values it left out of the report, or the reason
     /// it dropped a fix (the report is then ``GPSDReport/other``).
     package private(set) var problems: [ReportProblem] = []
+    /// The copy of the line libgps parses, kept from one report to the next so that decoding allocates nothing.
+    private var scratch: [CChar] = []
 
     /// - Throws: ``LocationError/Code/resourceUnavailable`` if the memory for libgps's `gps_data_t` cannot be
     ///   had.
@@ -45,15 +47,19 @@ package final class ReportDecoder {
     /// POLL nested in a POLL is not decoded again at every depth.
     private func decode<Bytes: Collection<UInt8>>(_ line: Bytes, onlyTPV: Bool) -> GPSDReport? {
         bytesExamined += 3 * line.count   // copied, and walked twice (its JSON, its members)
-        // gps_unpack wants a writable, NUL-terminated C string.
-        let count = line.count
-        var bytes = [CChar](unsafeUninitializedCapacity: count + 1) { buffer, initialized in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
+        // gps_unpack wants a writable, NUL-terminated C string: copied into the scratch buffer, taken out for the
+        // time it is in use (a POLL's TPVs, decoded meanwhile, get one of their own).
+        var bytes = scratch
+        scratch = []
+        defer {
+            bytes.removeAll(keepingCapacity: true)
+            scratch = bytes
+        }
+        bytes.append(contentsOf: repeatElement(0, count: line.count + 1))   // the last stays the NUL
+        bytes.withUnsafeMutableBytes { raw in
             if line.withContiguousStorageIfAvailable({ raw.copyMemory(from: UnsafeRawBufferPointer($0)) }) == nil {
                 _ = raw.initializeMemory(as: UInt8.self, from: line)   // one copy, in one pass, however it is held
             }
-            buffer[count] = 0
-            initialized = count + 1
         }
         // A report is one whole JSON object whose first member is its class, as gpsd writes every report. libgps's
         // parser accepts a line cut off anywhere (a recording whose writer died), and loops for ever on some that
@@ -77,7 +83,7 @@ package final class ReportDecoder {
         switch report.report_class {
         case CGPS_CLASS_TPV:
             bytesExamined += line.count   // the search for its time's text
-            return tpvReport(timeTexts: Plausibility.timeTexts(in: line))
+            return tpvReport(notATime: Plausibility.firstTimeTextNotACalendarTime(in: line))
         case CGPS_CLASS_SKY: return skyReport()
         case CGPS_CLASS_VERSION: return .version(messageText())
         case CGPS_CLASS_DEVICE: return .device(path: deviceText(), active: report.device_active)
@@ -89,13 +95,12 @@ package final class ReportDecoder {
 
     /// A TPV, its values checked against ``Plausibility``: a fix whose position cannot be true is dropped (the
     /// report is then ``GPSDReport/other``), any other value that cannot be true is left out.
-    private func tpvReport(timeTexts: [Substring]) -> GPSDReport {
+    private func tpvReport(notATime: String?) -> GPSDReport {
         let device = deviceText()
         var timestamp: Date? = report.has_time ? GPSDTime.date(seconds: report.time_sec, nanoseconds: report.time_nsec) : nil
         // The text as sent, and the time libgps made of it (its parser takes what is not even JSON).
-        let notATime = timeTexts.first { !Plausibility.isCalendarTime($0) }
         if notATime != nil || timestamp.map(Plausibility.isPlausible) == false {
-            problems.append(ReportProblem(.time, notATime.map(String.init) ?? timestamp.flatMap(GPSDTime.string(from:)) ?? ""))
+            problems.append(ReportProblem(.time, notATime ?? timestamp.flatMap(GPSDTime.string(from:)) ?? ""))
             timestamp = nil
         }
         // A position with a part missing (NaN) is no position; one that cannot be true drops the fix.

@@ -27,7 +27,14 @@ public struct LiveUpdates: AsyncSequence, Sendable {
     public struct AsyncIterator: AsyncIteratorProtocol {
         let iteration: ChannelIteration<LocationUpdate>
 
-        public mutating func next() async throws -> LocationUpdate? { try await iteration.reference.channel.next() }
+        public mutating func next() async throws -> LocationUpdate? {
+            try await iteration.reference.channel.next(isolation: #isolation)
+        }
+
+        /// The next update, taken on the caller's actor: no hop to another executor and back for each.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> LocationUpdate? {
+            try await iteration.reference.channel.next(isolation: actor)
+        }
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iteration: ChannelIteration(reference)) }

@@ -31,7 +31,14 @@ public struct LocationUpdates: AsyncSequence, Sendable {
     public struct AsyncIterator: AsyncIteratorProtocol {
         let iteration: ChannelIteration<Location>
 
-        public mutating func next() async throws -> Location? { try await iteration.reference.channel.next() }
+        public mutating func next() async throws -> Location? {
+            try await iteration.reference.channel.next(isolation: #isolation)
+        }
+
+        /// The next fix, taken on the caller's actor: no hop to another executor and back for each.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> Location? {
+            try await iteration.reference.channel.next(isolation: actor)
+        }
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iteration: ChannelIteration(reference)) }

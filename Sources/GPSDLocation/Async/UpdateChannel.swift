@@ -180,12 +180,13 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
 
     // MARK: The consumer's side
 
-    /// The next element, `nil` at the end; throws the error the channel ended with. Called by one task at a time.
-    func next() async throws -> Element? {
+    /// The next element, `nil` at the end; throws the error the channel ended with. Called by one task at a time,
+    /// on `actor` (the caller's, so that taking an element never hops to another executor and back).
+    func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
         // Nearly always, while fixes come faster than they are taken: one is there, and no suspension.
         if let ready = state.withLock({ $0.take() }) { return try took(ready) }
         return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Element?, any Error>) in
+            try await withUnsafeThrowingContinuation(isolation: actor) { (continuation: UnsafeContinuation<Element?, any Error>) in
                 let ready = state.withLock { state -> Result<Element?, any Error>? in
                     if let ready = state.take() { return ready }
                     state.waiter = continuation
