@@ -12,6 +12,9 @@ import Foundation
 // - "AsyncStream baseline": the least such a bridge can cost: a thread yields the same fixes into a bare
 //   AsyncThrowingStream that a task consumes;
 // - "gps_unpack alone": libgps's own unpacking of the same lines, nothing else;
+// - "decoding each kind of report": the library's decoding (libgps and its checks) of a TPV, a SKY, a GST and a
+//   VERSION, 1,000 reports an iteration, not scaled (allocations counted exactly): reports that are not fixes
+//   allocate nothing either;
 // - "jsonText": formatting each fix as whereami's JSON line (`--format json` writes exactly this).
 
 let fixCount = 1_000
@@ -31,6 +34,18 @@ let recording: [UInt8] = {
     return Array(text.utf8)
 }()
 
+/// One report of each kind a receiver's epoch brings, as gpsd 3.22 writes them.
+let kinds: [[UInt8]] = [
+    #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time":"2025-06-01T12:00:00.000Z","ept":0.005,"lat":52.5,"#
+        + #""lon":13.25,"altHAE":80.5,"altMSL":40.25,"epx":3.0,"epy":4.0,"eph":6.5,"epv":9.5,"track":90.0,"speed":7.0}"#,
+    #"{"class":"SKY","device":"/dev/ttyUSB0","time":"2025-06-01T12:00:00.000Z","xdop":0.6,"ydop":0.8,"hdop":1.0,"#
+        + #""nSat":3,"uSat":2,"satellites":[{"PRN":5,"el":45.0,"az":120.0,"ss":40.0,"used":true},"#
+        + #"{"PRN":12,"el":30.0,"az":200.0,"ss":35.0,"used":true},{"PRN":25,"el":10.0,"az":300.0,"ss":20.0,"used":false}]}"#,
+    #"{"class":"GST","device":"/dev/ttyUSB0","time":"2025-06-01T12:00:00.000Z","rms":1.5,"major":3.0,"minor":2.0,"#
+        + #""orient":45.0,"lat":2.5,"lon":2.0,"alt":4.0}"#,
+    #"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#,
+].map { Array($0.utf8) }
+
 /// The recording's lines, for gps_unpack (which writes into them while it parses).
 let lines: [[CChar]] = recording.split(separator: UInt8(ascii: "\n")).map { $0.map { CChar(bitPattern: $0) } + [0] }
 
@@ -46,7 +61,7 @@ func replay() async throws -> [Location] {
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput, .contextSwitches, .peakMemoryResident],
-        scalingFactor: .kilo,
+        scalingFactor: .kilo,   // 1,000 fixes (or reports) an iteration: every figure is per fix
         maxDuration: .seconds(3),
         maxIterations: 200
     )
@@ -85,6 +100,17 @@ let benchmarks: @Sendable () -> Void = {
         precondition(received == fixCount)
     } setup: {
         try await replay()
+    }
+
+    // Not scaled: its allocations are counted exactly, per 1,000 reports.
+    Benchmark("decoding each kind of report: TPV, SKY, GST, VERSION",
+              configuration: .init(scalingFactor: .one)) { benchmark in
+        let decoder = try BenchmarkDecoder()
+        benchmark.startMeasurement()
+        for _ in 0..<(fixCount / kinds.count) {
+            for line in kinds { precondition(decoder.decode(line[...])) }
+        }
+        benchmark.stopMeasurement()
     }
 
     Benchmark("jsonText: whereami --format json's line for each fix") { benchmark, fixes in

@@ -9,3 +9,15 @@ extension AsyncLocationManager {
         self.init(manager: LocationManager(source: PreparedFixSource(fixes, batchSize: batchSize)))
     }
 }
+
+/// The library's decoding of gpsd's report lines (libgps's parse and the package's checks), for benchmarks of
+/// what each kind of report costs; not for programs.
+@_spi(Benchmarks)
+public final class BenchmarkDecoder {
+    private let decoder: ReportDecoder
+
+    public init() throws(LocationError) { decoder = try ReportDecoder() }
+
+    /// Decodes one line (without its newline): whether it was a gpsd report.
+    public func decode(_ line: ArraySlice<UInt8>) -> Bool { decoder.decode(line) != nil }
+}
