@@ -9,10 +9,11 @@ import Synchronization
 /// it is waiting; a consumer that finds elements buffered takes one under the lock without suspending. (An
 /// `AsyncThrowingStream` takes its lock and may resume its consumer for each element.)
 ///
-/// Like an `AsyncThrowingStream`: the buffer keeps what its ``Limit`` says and counts what it drops; a finish
-/// lets the consumer take what is buffered, then ends the iteration (or throws the error it finished with); the
-/// consumer's task cancelled while it waits, or the sequence and every iterator of it gone, ends the channel and
-/// drops what it held. Either way the termination handler runs once, outside the lock.
+/// Like an `AsyncThrowingStream`: a waiting consumer gets the first element that comes, whatever the ``Limit``
+/// (it waits only while nothing is buffered); the buffer keeps what its ``Limit`` says and counts what it drops;
+/// a finish lets the consumer take what is buffered, then ends the iteration (or throws the error it finished
+/// with); the consumer's task cancelled while it waits, or the sequence and every iterator of it gone, ends the
+/// channel and drops what it held. Either way the termination handler runs once, outside the lock.
 package final class UpdateChannel<Element: Sendable>: Sendable {
     /// What the buffer keeps while the consumer has not taken it.
     package enum Limit: Sendable {
@@ -29,6 +30,16 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
             default: self = .unbounded
             }
         }
+    }
+
+    /// What became of an element handed to the channel.
+    private enum Received {
+        /// Given to the consumer, which is to be resumed with it.
+        case handed(UnsafeContinuation<Element?, any Error>)
+        /// Buffered: one more waiting to be taken.
+        case kept
+        /// Dropped, or kept in place of the oldest, which was (the newest `n`): no more waiting to be taken.
+        case dropped
     }
 
     private struct State {
@@ -58,6 +69,16 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
                 head = 0
             }
             return element
+        }
+
+        /// Hands `element` to the waiting consumer, if any, whatever `limit` says, as an `AsyncThrowingStream`
+        /// does (even one that buffers nothing): it waits only while nothing is buffered, so nothing is passed over.
+        /// Otherwise keeps it as `limit` says.
+        mutating func receive(_ element: Element, _ limit: Limit) -> Received {
+            guard let waiter else { return keep(element, limit) ? .kept : .dropped }
+            self.waiter = nil
+            yielded += 1
+            return .handed(waiter)
         }
 
         /// Keeps `element` as `limit` says; returns whether it was kept.
@@ -140,8 +161,8 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
 
     // MARK: The manager's side
 
-    /// Appends `elements` under one lock and resumes the consumer once, if it waits; then, with `end`, ends the
-    /// channel. An ended channel takes nothing more.
+    /// Appends `elements` under one lock and resumes the consumer once, if it waits, with the first; then, with
+    /// `end`, ends the channel. An ended channel takes nothing more.
     package func send(_ elements: some Sequence<Element>, end: Result<Void, any Error>? = nil) {
         send(elements, end: end) { $0 }
     }
@@ -155,13 +176,16 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
         let (kept, woken, handler) = state.withLock { state -> (Int, Waiter?, (@Sendable () -> Void)?) in
             guard state.end == nil else { return (0, nil, nil) }
             var kept = 0
-            for event in events {
-                if let element = transform(event), state.keep(element, limit) { kept += 1 }
-            }
             var woken: Waiter?
-            if let waiter = state.waiter, let first = state.takeFirst() {
-                state.waiter = nil
-                woken = (waiter, .success(first))
+            for event in events {
+                guard let element = transform(event) else { continue }
+                switch state.receive(element, limit) {
+                case .handed(let waiter):
+                    woken = (waiter, .success(element))
+                    kept += 1
+                case .kept: kept += 1
+                case .dropped: break
+                }
             }
             guard let end else { return (kept, woken, nil) }
             let (handler, ended) = state.finish(end)
