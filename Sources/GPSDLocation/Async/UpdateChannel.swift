@@ -12,8 +12,9 @@ import Synchronization
 /// Like an `AsyncThrowingStream`: a waiting consumer gets the first element that comes, whatever the ``Limit``
 /// (it waits only while nothing is buffered); the buffer keeps what its ``Limit`` says and counts what it drops;
 /// a finish lets the consumer take what is buffered, then ends the iteration (or throws the error it finished
-/// with); the consumer's task cancelled while it waits, or the sequence and every iterator of it gone, ends the
-/// channel and drops what it held. Either way the termination handler runs once, outside the lock.
+/// with); the consumer's task cancelled, while it waits or before it asks, ends the channel as a finish does; the
+/// sequence and every iterator of it gone ends it and drops what it held. Either way the termination handler runs
+/// once, outside the lock.
 package final class UpdateChannel<Element: Sendable>: Sendable {
     /// What the buffer keeps while the consumer has not taken it.
     package enum Limit: Sendable {
@@ -207,6 +208,10 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
     /// The next element, `nil` at the end; throws the error the channel ended with. Called by one task at a time,
     /// on `actor` (the caller's, so that taking an element never hops to another executor and back).
     func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
+        // A task cancelled before it asks ends the channel as one cancelled while it waits does: nothing more
+        // comes, what is buffered still does (so does an AsyncThrowingStream's next()). Else a consumer that
+        // always finds an element, behind a replay, would not see its cancellation until the replay ends.
+        if Task.isCancelled { cancel() }
         // Nearly always, while fixes come faster than they are taken: one is there, and no suspension.
         if let ready = state.withLock({ $0.take() }) { return try took(ready) }
         return try await withTaskCancellationHandler {
@@ -231,12 +236,14 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
         return element
     }
 
-    /// Ends the channel for its consumer, dropping what it holds: the consumer's task was cancelled, or the
-    /// sequence and its iterators are gone.
-    func cancel() {
+    /// Ends the channel for its consumer: its task was cancelled (it still gets what is buffered, then the end),
+    /// or, `dropping` what is buffered, the sequence and its iterators are gone, and nobody can take it.
+    func cancel(dropping: Bool = false) {
         let (handler, woken) = state.withLock { state in
-            state.buffer.removeAll()
-            state.head = 0
+            if dropping {
+                state.buffer.removeAll()
+                state.head = 0
+            }
             return state.finish(.success(()))
         }
         handler?()
@@ -251,7 +258,7 @@ final class ChannelReference<Element: Sendable>: Sendable {
 
     init(_ channel: UpdateChannel<Element>) { self.channel = channel }
 
-    deinit { channel.cancel() }
+    deinit { channel.cancel(dropping: true) }
 }
 
 /// Held by an iterator and its copies: when the last goes, the consumer has stopped iterating, and a replay no
