@@ -206,7 +206,8 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
     // MARK: The consumer's side
 
     /// The next element, `nil` at the end; throws the error the channel ended with. Called by one task at a time,
-    /// on `actor` (the caller's, so that taking an element never hops to another executor and back).
+    /// on `actor` (the caller's, so that taking an element never hops to another executor and back): a second task
+    /// that waits while another does traps.
     func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
         // A task cancelled before it asks ends the channel as one cancelled while it waits does: nothing more
         // comes, what is buffered still does (so does an AsyncThrowingStream's next()). Else a consumer that
@@ -218,6 +219,9 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
             try await withUnsafeThrowingContinuation(isolation: actor) { (continuation: UnsafeContinuation<Element?, any Error>) in
                 let ready = state.withLock { state -> Result<Element?, any Error>? in
                     if let ready = state.take() { return ready }
+                    // Another task's continuation in its place would never be resumed: that task would wait for
+                    // ever. An AsyncThrowingStream traps here too.
+                    precondition(state.waiter == nil, "attempt to await next() on more than one task")
                     state.waiter = continuation
                     return nil
                 }
