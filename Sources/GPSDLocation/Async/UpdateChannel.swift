@@ -192,7 +192,8 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
             let (handler, ended) = state.finish(end)
             return (kept, woken ?? ended, handler)
         }
-        // Counted before the consumer can take any, so that a backlog never looks smaller than it is.
+        // Counted before the woken consumer's take. A consumer that takes from the buffer before this line makes
+        // its backlog dip below zero for a moment, which the backpressure allows.
         if kept > 0 { pacing?.handedOn(kept) }
         handler?()
         guard let (waiter, result) = woken else { return }
