@@ -55,6 +55,8 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
         var onTermination: (@Sendable () -> Void)?
         var yielded = 0
         var dropped = 0
+        /// How many times the consumer has suspended in ``next()``: for tests.
+        var suspensions = 0
 
         var count: Int { buffer.count - head }
 
@@ -160,6 +162,15 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
     /// How many elements were handed to the channel, kept or dropped.
     package var yieldedCount: Int { state.withLock { $0.yielded } }
 
+    /// How many elements are buffered, not yet taken: for tests.
+    var bufferedCount: Int { state.withLock { $0.count } }
+
+    /// Whether the consumer is suspended in ``next()``, waiting for an element or the end: for tests.
+    var isWaiting: Bool { state.withLock { $0.waiter != nil } }
+
+    /// How many times the consumer has suspended in ``next()`` so far: for tests.
+    var suspensionCount: Int { state.withLock { $0.suspensions } }
+
     // MARK: The manager's side
 
     /// Appends `elements` under one lock and resumes the consumer once, if it waits, with the first; then, with
@@ -224,6 +235,7 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
                     // ever. An AsyncThrowingStream traps here too.
                     precondition(state.waiter == nil, "attempt to await next() on more than one task")
                     state.waiter = continuation
+                    state.suspensions += 1
                     return nil
                 }
                 guard let ready else { return }
