@@ -1,5 +1,5 @@
 import GPSDCore
-import Synchronization
+import GPSDSystem
 
 /// The buffer between the manager's thread and one consumer of a stream of fixes or of a live timeline: what
 /// ``LocationUpdates`` and ``LiveUpdates`` iterate.
@@ -138,7 +138,8 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    /// The package's lock (``Locked``), not `Synchronization.Mutex`, whose futex waits ThreadSanitizer cannot see.
+    private let state = Locked(State())
     private let limit: Limit
     /// The consumer's account with a replay, which waits while it has too many elements not taken; `nil` live.
     let pacing: PacedConsumer?
