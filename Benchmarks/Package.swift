@@ -28,5 +28,13 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The Swift consumer of Scripts/compare-clients' latency benchmark: an ordinary program on the library's
+        // public API (no benchmark plugin), which the script builds in release and runs against its feeder.
+        .executableTarget(
+            name: "LatencyProbe",
+            dependencies: [.product(name: "GPSDLocation", package: root.lastPathComponent)],
+            path: "Benchmarks/LatencyProbe",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )
