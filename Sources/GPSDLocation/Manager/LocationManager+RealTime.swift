@@ -16,7 +16,7 @@ extension LocationManager {
     /// The fixes are those ``AsyncLocationManager/updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``
     /// gets with the same filters, in the order the manager decided them; calls never overlap. A connection that
     /// fails is retried under ``reconnectPolicy``, and the subscription goes on. It ends when it is cancelled
-    /// (``RealTimeSubscription/cancel()``) or released, or when the manager ends it: a fatal failure
+    /// (`RealTimeSubscription.cancel()`) or released, or when the manager ends it: a fatal failure
     /// (reconnection turned off or given up, gpsd refusing the device) with the error, the end of a recording with
     /// `nil`. Either way `onEnd` is called once, after the last fix; it may be called before this returns (a
     /// first connection refused with reconnection turned off). ``stopUpdatingLocation()`` and

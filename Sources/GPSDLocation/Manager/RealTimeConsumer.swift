@@ -9,7 +9,7 @@ import GPSDSystem
 /// order, and at the same time. Under its lock the consumer puts them back in the order decided (each notice's
 /// number) and lets one thread at a time pass events on: a thread that finds another passing events leaves its
 /// own in ``State/due`` for that one, and returns. The lock is never held while the handler runs. Once the end has
-/// been passed on, nothing more is called (``isFinished``), which ``RealTimeSubscription/cancel()`` waits for.
+/// been passed on, nothing more is called (``isFinished``), which `RealTimeSubscription.cancel()` waits for.
 final class RealTimeConsumer: SubscriptionConsumer {
     private struct State {
         /// The number of the last notice taken in, in order.
@@ -56,7 +56,7 @@ final class RealTimeConsumer: SubscriptionConsumer {
     }
 
     /// Whether the calling thread is inside a real-time handler or `onEnd` (of any subscription): there,
-    /// ``RealTimeSubscription/cancel()`` must not wait for what this thread passes on after the call returns.
+    /// `RealTimeSubscription.cancel()` must not wait for what this thread passes on after the call returns.
     static let insideCall = ThreadFlag()
 
     private let state = Locked(State())

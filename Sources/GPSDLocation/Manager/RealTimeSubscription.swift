@@ -5,8 +5,8 @@ import GPSDSystem
 /// A running ``LocationManager/realTimeUpdates(desiredAccuracy:distanceFilter:delivery:onEnd:_:)``: it runs while
 /// it is held, until it is cancelled or the manager ends it.
 ///
-/// It keeps its manager. Released without ``cancel()``, it is cancelled then, on the thread that releases it, as
-/// ``cancel()`` would: so a subscription nobody holds cannot keep gpsd watched.
+/// It keeps its manager. Released without `cancel()`, it is cancelled then, on the thread that releases it, as
+/// `cancel()` would: so a subscription nobody holds cannot keep gpsd watched.
 ///
 /// ```swift
 /// let subscription = manager.realTimeUpdates { fix in controller.steer(towards: fix.coordinate) }
@@ -49,8 +49,9 @@ public final class RealTimeSubscription: Sendable {
         end()
     }
 
-    /// ``cancel()`` without blocking the caller: the waiting is done on a thread of the library's own (never on
-    /// Swift's cooperative pool), which resumes the caller once nothing more will be called.
+    /// Cancels as the synchronous `cancel()` does, without blocking the caller: the waiting is done on a thread of
+    /// the library's own (never on Swift's cooperative pool), which resumes the caller once nothing more will be
+    /// called.
     ///
     /// ```swift
     /// await subscription.cancel()
@@ -71,7 +72,7 @@ public final class RealTimeSubscription: Sendable {
         }
     }
 
-    /// Blocks until a thread waits in ``cancel()`` for the calls under way, or nothing more will be called: for
+    /// Blocks until a thread waits in `cancel()` for the calls under way, or nothing more will be called: for
     /// tests, which then let the handler return.
     package func waitForACancelToWait() {
         consumer.waitForAWaiter()
