@@ -51,11 +51,14 @@ package final class CLIProcess: Sendable {
     ///
     /// With `slowReader`, its standard output is a pipe of one page (4 KiB, not 64) that is not read for that
     /// long: a reader downstream that is busy, so the program's writes block once the page is full. That pipe
-    /// is made here: swift-subprocess makes its own pipes, of the system's size.
+    /// is made here: swift-subprocess makes its own pipes, of the system's size. With `pausingAfterFirstOutput`,
+    /// the pause begins once the first output has been read (a stream whose data starts only after it connects).
     ///
     /// Keep the value until `finish(deadline:)`: once the last reference goes, the process is killed.
-    package static func start(_ arguments: [String], executable: URL = BuiltProduct.url("whereami"), slowReader: Duration? = nil)
-        async throws -> CLIProcess
+    package static func start(
+        _ arguments: [String], executable: URL = BuiltProduct.url("whereami"), slowReader: Duration? = nil,
+        pausingAfterFirstOutput: Bool = false
+    ) async throws -> CLIProcess
     {
         let state = Locked(State())
         let (commands, commandSink) = AsyncStream.makeStream(of: Command.self)
@@ -71,7 +74,9 @@ package final class CLIProcess: Sendable {
                     status = try await launch(
                         executablePath, arguments, output: .fileDescriptor(pipe.writeEnd, closeAfterSpawningProcess: true),
                         state: state, commands: commands, launched: launchedSink
-                    ) { _ in { await readOnThread(pipe.readEnd, after: slowReader, into: state) } }
+                    ) { _ in
+                        { await readOnThread(pipe.readEnd, pausing: slowReader, afterFirstOutput: pausingAfterFirstOutput, into: state) }
+                    }
                 } else {
                     status = try await launch(
                         executablePath, arguments, output: .sequence, state: state, commands: commands, launched: launchedSink
@@ -174,13 +179,23 @@ package final class CLIProcess: Sendable {
     }
 
     /// The slow reader: after `pause`, reads the pipe on a thread of its own until end of file.
-    private static func readOnThread(_ fd: FileDescriptor, after pause: Duration, into state: Locked<State>) async {
+    private static func readOnThread(
+        _ fd: FileDescriptor, pausing pause: Duration, afterFirstOutput: Bool, into state: Locked<State>
+    ) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
-                Thread.sleep(forTimeInterval: pause.seconds)
                 var chunk = [UInt8](repeating: 0, count: 65_536)
+                var paused = false
+                if !afterFirstOutput {
+                    Thread.sleep(forTimeInterval: pause.seconds)
+                    paused = true
+                }
                 while let count = try? chunk.withUnsafeMutableBytes({ try fd.read(into: $0) }), count > 0 {
                     append(Array(chunk[..<count]), into: state, isStandardOutput: true)
+                    if !paused {
+                        Thread.sleep(forTimeInterval: pause.seconds)
+                        paused = true
+                    }
                 }
                 try? fd.close()
                 done.resume()

@@ -111,6 +111,32 @@ extension WhereAmIProcessTests {
             }
         }
 
+        @Test("--follow of a live gpsd into a reader that pauses for a second: whereami reads on, the newest fixes follow in order")
+        func liveStreamIntoABusyReader() async throws {
+            // 60 epochs at 0.03 s each, into a pipe of one page that is not read for a second after the first line:
+            // whereami's lines fill it after some 11 epochs, while gpsd goes on sending. The thread reading gpsd must not block on
+            // the pipe: a debug build stops a real-time handler that blocks (the process would end by a signal).
+            // The epochs that came meanwhile wait, the newest 16 kept, and are written once the reader reads.
+            let times = (0..<60).map(RestartTests.time)
+            try await withScratchDirectory("busy-reader") { directory in
+                let log = try RestartTests.log(0..<60, in: directory)
+                try await GPSFake.run(logs: [log], cycle: 0.01, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in
+                    let process = try await CLIProcess.start(
+                        ["--follow", "--format", "json", "-q", fake.server], slowReader: .seconds(1), pausingAfterFirstOutput: true)
+                    // The last epoch is held until the signal (whereami writes an epoch once it is whole).
+                    let written = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(times[58]) }
+                    guard await requireLive(written, "the log's epochs up to the 59th", fake: fake, process: process)
+                    else { return }
+                    let result = await Self.end(process, by: .SIGINT)
+                    #expect(result.stdout.hasSuffix("\n"), "no half-written line")
+                    let printed = try result.stdoutLines.compactMap { try Formats.jsonRecord($0).timestamp }
+                    #expect(printed.count == result.stdoutLines.count, "each record has its time")
+                    #expect(printed == printed.sorted() && Set(printed).count == printed.count, "in order, each once: \(printed)")
+                    #expect(printed.suffix(16) == times.suffix(16), "the newest epochs, none lost at the end: \(printed)")
+                }
+            }
+        }
+
         @Test("a reader that goes away (| head -n 1) ends a live stream quietly with status 0")
         func readerGoesAway() async throws {
             try await withGPSFake("moving.nmea", cycle: 0.02, once: false) { fake in
