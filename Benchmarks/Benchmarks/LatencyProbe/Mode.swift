@@ -21,7 +21,7 @@ struct Mode: Sendable {
     let start: @Sendable (GPSDServer, StampRecorder) -> Receiving
 
     /// Every mode, in the order the usage text lists them.
-    static let all: [Mode] = [.delegate, .updates, .live]
+    static let all: [Mode] = [.delegate, .updates, .live, .realTime]
 }
 
 extension Mode {
@@ -63,8 +63,15 @@ extension Mode {
         }
     }
 
-    // A handler called synchronously on the session's reader thread is stamped like `delegate`: a static value
-    // here that installs a handler calling `stamps.record(_:at:)`, and its name in `all`.
+    /// `LocationManager.realTimeUpdates(_:)`: stamped in the handler, which the manager calls synchronously on the
+    /// thread that reads gpsd.
+    static let realTime = Mode(
+        name: "realtime", summary: "LocationManager.realTimeUpdates(_:) calls its handler on the reader thread"
+    ) { server, stamps in
+        let manager = LocationManager(server: server)
+        let subscription = manager.realTimeUpdates { fix in stamps.record(fix, at: StampRecorder.now()) }
+        return Receiving { subscription.cancel() }
+    }
 
     /// Runs `consume` on a task of its own with an `AsyncLocationManager` for `server`; stopping cancels the task,
     /// which ends its sequence, and waits until the manager has stopped.
