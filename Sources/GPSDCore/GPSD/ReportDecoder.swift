@@ -55,12 +55,13 @@ package final class ReportDecoder {
             bytes.removeAll(keepingCapacity: true)
             scratch = bytes
         }
-        bytes.append(contentsOf: repeatElement(0, count: line.count + 1))   // the last stays the NUL
-        bytes.withUnsafeMutableBytes { raw in
-            if line.withContiguousStorageIfAvailable({ raw.copyMemory(from: UnsafeRawBufferPointer($0)) }) == nil {
-                _ = raw.initializeMemory(as: UInt8.self, from: line)   // one copy, in one pass, however it is held
-            }
+        bytes.reserveCapacity(line.count + 1)
+        // From contiguous bytes in one copy; a generic sequence (`repeatElement`, say) instantiates its metadata on
+        // every session's thread at once, which ThreadSanitizer's runtime has been seen to deadlock on.
+        if line.withContiguousStorageIfAvailable({ $0.withMemoryRebound(to: CChar.self) { bytes.append(contentsOf: $0) } }) == nil {
+            for byte in line { bytes.append(CChar(bitPattern: byte)) }
         }
+        bytes.append(0)
         // A report is one whole JSON object whose first member is its class, as gpsd writes every report. libgps's
         // parser accepts a line cut off anywhere (a recording whose writer died), and loops for ever on some that
         // are not JSON, or whose first "class" is not the report's, or that hold objects or arrays where it
