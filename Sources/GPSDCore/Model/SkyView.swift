@@ -1,0 +1,80 @@
+public import FoundationEssentials
+
+/// The satellites a receiver sees, as its last SKY report gave them: each ``Satellite``, the counts, and the
+/// dilution of precision of the geometry it uses.
+///
+/// ```swift
+/// for await sky in gps.satelliteUpdates() {
+///     print("\(sky.used)/\(sky.visible) satellites, HDOP", sky.dilution.horizontal ?? .nan)
+/// }
+/// ```
+public struct SkyView: Sendable, Hashable, Codable {
+    /// Every satellite in the report, in gpsd's order.
+    public var satellites: [Satellite]
+    /// Satellites in view: at least ``used``, and at least the number listed (gpsd's `nSat`, or the list counted).
+    public var visible: Int
+    /// Satellites used in the fix (gpsd's `uSat`, or the list's used ones counted).
+    public var used: Int
+    /// How the geometry of the satellites used multiplies the receiver's ranging error.
+    public var dilution: DilutionOfPrecision
+    /// The receiver's time of the report, if gpsd gave one.
+    public var timestamp: Date?
+    /// The receiver that reported it (gpsd's device path), if gpsd named one.
+    public var device: String?
+
+    /// The counts alone, as ``LocationStatus/waitingForFix(satellites:)`` carries them.
+    public var count: SatelliteCount { SatelliteCount(visible: visible, used: used) }
+
+    /// Makes a view; `visible` and `used` default to what `satellites` lists.
+    public init(
+        satellites: [Satellite], visible: Int? = nil, used: Int? = nil, dilution: DilutionOfPrecision = .init(),
+        timestamp: Date? = nil, device: String? = nil
+    ) {
+        let listedUsed = satellites.count(where: \.isUsed)
+        self.satellites = satellites
+        self.used = used ?? listedUsed
+        self.visible = max(visible ?? satellites.count, self.used)
+        self.dilution = dilution
+        self.timestamp = timestamp
+        self.device = device
+    }
+}
+
+/// Dilution of precision: dimensionless factors by which the geometry of the satellites used multiplies the
+/// receiver's ranging error into an error of position or time. Lower is better; under 2 is good, over 10 poor.
+/// A factor the receiver and gpsd did not give is `nil`.
+public struct DilutionOfPrecision: Sendable, Hashable, Codable {
+    /// Horizontal (HDOP).
+    public var horizontal: Double?
+    /// Vertical (VDOP).
+    public var vertical: Double?
+    /// Of the position in three dimensions (PDOP).
+    public var position: Double?
+    /// Of the time (TDOP).
+    public var time: Double?
+    /// Of position and time together (GDOP).
+    public var geometric: Double?
+    /// East–west, along the longitude (XDOP).
+    public var longitude: Double?
+    /// North–south, along the latitude (YDOP).
+    public var latitude: Double?
+
+    /// Makes the factors: `DilutionOfPrecision(horizontal: 0.9, vertical: 1.4, position: 1.7)`.
+    public init(
+        horizontal: Double? = nil, vertical: Double? = nil, position: Double? = nil, time: Double? = nil,
+        geometric: Double? = nil, longitude: Double? = nil, latitude: Double? = nil
+    ) {
+        self.horizontal = horizontal
+        self.vertical = vertical
+        self.position = position
+        self.time = time
+        self.geometric = geometric
+        self.longitude = longitude
+        self.latitude = latitude
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case horizontal = "hdop", vertical = "vdop", position = "pdop", time = "tdop", geometric = "gdop"
+        case longitude = "xdop", latitude = "ydop"
+    }
+}
