@@ -18,11 +18,11 @@ enum SatelliteTable {
 
     /// `satellites` in the table's order: used ones first, then by constellation and number, as cgps sorts them.
     static func sorted(_ satellites: [Satellite]) -> [Satellite] {
-        let order = Dictionary(uniqueKeysWithValues: Satellite.Constellation.allCases.enumerated().map { ($1, $0) })
-        return satellites.sorted {
-            ($0.isUsed ? 0 : 1, order[$0.constellation] ?? 0, $0.id, $0.signalID ?? 0)
-                < ($1.isUsed ? 0 : 1, order[$1.constellation] ?? 0, $1.id, $1.signalID ?? 0)
+        let systems = Satellite.Constellation.allCases
+        func key(_ satellite: Satellite) -> [Int] {
+            [satellite.isUsed ? 0 : 1, systems.firstIndex(of: satellite.constellation) ?? 0, satellite.id]
         }
+        return satellites.sorted { key($0).lexicographicallyPrecedes(key($1)) }
     }
 
     /// The header and a row per satellite, in at most `rows` lines: when they do not all fit, the last line says

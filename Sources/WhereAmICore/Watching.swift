@@ -24,6 +24,7 @@ extension WhereAmI {
         // Made before anything starts, so that no change is missed.
         let changes = gps.statusUpdates()
         let fixes = gps.updates()
+        let skies = gps.satelliteUpdates()
         try screen.start()
 
         var failure: (any Error)?
@@ -39,7 +40,7 @@ extension WhereAmI {
                     sink.yield(.ended(error as? LocationError ?? LocationError(.connectionLost, "\(error)")))
                 }
             }
-            group.addTask { await Self.feedSatellites(from: gps, to: screen) }
+            group.addTask { await Self.feedSatellites(skies, to: screen) }
             group.addTask {
                 for await signal in signals { sink.yield(signal == .sigwinch ? .resized : .signal) }
             }
@@ -63,13 +64,10 @@ extension WhereAmI {
         if let failure { throw failure }
     }
 
-    /// The satellites of each sky report, onto the panel.
-    ///
-    /// `satelliteUpdates()` gives only the counts for now, so the panel shows those and no satellite (its table
-    /// and plot stay empty); once it carries each satellite (a `SkyView`), this is where they go on the panel.
-    static func feedSatellites(from gps: AsyncLocationManager, to screen: WatchScreen) async {
-        for await count in gps.satelliteUpdates() {
-            screen.update { $0.sky = SkyView(satellites: [], visible: count.visible, used: count.used) }
+    /// The satellites of each sky report, onto the panel: its table, its sky plot, the counts and the DOPs.
+    static func feedSatellites(_ skies: AsyncStream<SkyView>, to screen: WatchScreen) async {
+        for await sky in skies {
+            screen.update { $0.sky = sky }
         }
     }
 }

@@ -64,7 +64,17 @@ extension WhereAmIProcessTests {
         func panel() async throws {
             try await watching { tmux, _, directory in
                 #expect(try await tmux.display("#{alternate_on}") == "1")
-                let first = try await tmux.screen()
+                // The satellites of gpsd's SKY reports (the log's GSV sentences): the table and the sky plot.
+                let first = try await tmux.waitForScreen("the satellites") { screen in
+                    guard let table = screen.firstIndex(where: { $0.hasPrefix("GNSS ") }), table + 1 < screen.count
+                    else { return false }
+                    return screen[table + 1].hasPrefix("GPS ") && Self.value("Latitude", on: screen) != nil
+                }
+                let table = try #require(first.firstIndex { $0.hasPrefix("GNSS ") })
+                let used = first[(table + 1)...].prefix { $0.hasPrefix("GPS ") }.filter { $0.contains(" yes") }
+                #expect(Self.value("Satellites", on: first)?.hasPrefix("\(used.count) used of") == true, "\(first)")
+                #expect(first.contains { $0.contains(" W ") && $0.hasSuffix(" E") }, "a sky plot: \(first)")
+                #expect(first.contains { $0.hasSuffix(" N") } && first.contains { $0.hasSuffix(" S") })
                 #expect(first[0].hasPrefix("whereami --watch: gpsd at") && first[0].hasSuffix("q quits"), "\(first)")
                 #expect(first[0].count == 120, "the title spans the width: \(first)")
                 let time = try #require(Self.value("Time", on: first))
