@@ -20,7 +20,7 @@ package struct WhereAmI: AsyncParsableCommand {
 
             --watch draws on the terminal, like gpsd's cgps: the position, the fix and its accuracy, speed, \
             course, heading, the fix's age, the status, the satellites as a table with their signal and a \
-            plot of the sky (north up; rings at the horizon, 30° and 60° of elevation; a satellite is the \
+            plot of the sky (north up; rings at the horizon, 30 and 60 degrees of elevation; a satellite is the \
             letter of its system, a capital when the fix uses it). It follows the terminal's size, and q, \
             Ctrl-C, SIGINT and SIGTERM end it with the terminal as it was. When standard output is not a \
             terminal, --watch refuses with exit status 64; --follow writes fixes as lines instead.
@@ -29,7 +29,7 @@ package struct WhereAmI: AsyncParsableCommand {
             address in brackets; the default is localhost:2947. `whereami help` prints this help.
 
             Exit status:
-              0   a fix was printed (or a stream ended normally, or by SIGINT/SIGTERM)
+              0   a fix was printed (or a stream or a watch ended normally, or by SIGINT/SIGTERM)
               64  bad usage (or --watch without a terminal on standard output)
               66  the recording cannot be read or holds no gpsd reports
               69  gpsd cannot be reached (a single fix)
