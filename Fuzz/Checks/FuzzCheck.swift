@@ -61,6 +61,10 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
         case .sky(let count):
             require((0...Plausibility.satellites.upperBound).contains(count.visible) && (0...count.visible).contains(count.used),
                     "satellites \(count)")
+        case .attitude(let heading):
+            require((0..<360).contains(heading.trueHeading) && heading.magneticHeading.map { (0..<360).contains($0) } != false
+                    && heading.pitch.map(Plausibility.pitch.contains) != false && heading.roll.map(Plausibility.roll.contains) != false
+                    && heading.timestamp.map(Plausibility.isPlausible) != false, "heading \(heading)")
         case .noFix(_, let time?):
             require(Plausibility.isPlausible(time), "a time of \(time.timeIntervalSince1970) s")
         case .noFix, .fixWithoutTime, .version, .devices, .device, .error, .other, nil:

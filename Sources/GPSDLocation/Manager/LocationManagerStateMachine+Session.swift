@@ -126,7 +126,7 @@ extension LocationManagerStateMachine {
                 return announce(status.reportArrived())
             }
             return receive(completed, origin: .completed, now: now, arrival: firstArrival)
-        case .other: return announce(status.reportArrived())
+        case .other, .attitude: return announce(status.reportArrived())
         case .error(let message):
             // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
             return sessionEnded(with: LocationError(.protocolError, "gpsd: \(message)"))
