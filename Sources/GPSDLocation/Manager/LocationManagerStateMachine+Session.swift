@@ -106,6 +106,12 @@ extension LocationManagerStateMachine {
                 guard case .fix(let location) = report else { return [] }
                 return receive(location, origin: .held(polledAt: time), now: now, arrival: arrival)
             }
+        case .attitude(let heading):
+            self.heading = heading
+            let delivery = subscriptions.deliver(heading)
+            return delivery.notifications.actions
+                + (delivery.toDelegate ? [.deliverHeading(heading, generation: subscriptions.headingGeneration)] : [])
+                + announce(status.reportArrived())
         case .sky(let count):
             epochs.sky(count)
             return observe(.satellites(count)) + announce(status.sky(count))
@@ -126,7 +132,7 @@ extension LocationManagerStateMachine {
                 return announce(status.reportArrived())
             }
             return receive(completed, origin: .completed, now: now, arrival: firstArrival)
-        case .other, .attitude: return announce(status.reportArrived())
+        case .other: return announce(status.reportArrived())
         case .error(let message):
             // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
             return sessionEnded(with: LocationError(.protocolError, "gpsd: \(message)"))
