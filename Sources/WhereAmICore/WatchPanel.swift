@@ -20,8 +20,9 @@ struct WatchPanel: Sendable {
     var status: LocationStatus = .connecting(attempt: 1)
     /// The satellites of the newest sky report, if one has come.
     var sky: SkyView?
-    /// The true heading in degrees, where the receiver reports one; `nil` shows `n/a`.
-    var heading: Double?
+    /// The newest heading, where gpsd reports one (an ATT: a compass, an IMU, a dual-antenna receiver); `nil`
+    /// shows `n/a`. The course over ground is its own row, never shown as a heading.
+    var heading: Heading?
     /// Set when the fixes have ended (the end of a recording): the status line says so.
     var ended = false
     /// The moment the panel shows, against which the fix's age is measured.
@@ -100,7 +101,7 @@ struct WatchPanel: Sendable {
             row("Accuracy", accuracy.isEmpty ? nil : accuracy.joined(separator: ", ")),
             row("Speed", l?.speed.map { Self.fixed($0, 2) + " m/s (" + Self.fixed($0 * 3.6, 1) + " km/h)" }),
             row("Course", l?.course.map { Self.fixed($0, 1) + "°" }),
-            row("Heading", heading.map { Self.fixed($0, 1) + "°" } ?? "n/a"),
+            row("Heading", heading.map(Self.heading) ?? "n/a"),
             row("Time", l.flatMap { Field.timestamp($0.timestamp) }),
             row("Age", age.map { Self.fixed(max(0, $0 / .seconds(1)), 1) + " s" }),
             row("Satellites", sky.map { "\($0.used) used of \($0.visible) in view" }),
@@ -129,5 +130,15 @@ struct WatchPanel: Sendable {
         var text = Substring(text)
         while text.last == " " { text.removeLast() }
         return String(text)
+    }
+
+    /// `271.3° (268.1° mag) pitch 2.0° roll -1.5°`: the true heading and what else the heading has, short
+    /// enough for the column beside the sky plot.
+    static func heading(_ heading: Heading) -> String {
+        var parts = [fixed(heading.trueHeading, 1) + "°"]
+        if let magnetic = heading.magneticHeading { parts.append("(" + fixed(magnetic, 1) + "° mag)") }
+        if let pitch = heading.pitch { parts.append("pitch " + fixed(pitch, 1) + "°") }
+        if let roll = heading.roll { parts.append("roll " + fixed(roll, 1) + "°") }
+        return parts.joined(separator: " ")
     }
 }

@@ -25,6 +25,7 @@ extension WhereAmI {
         let changes = gps.statusUpdates()
         let fixes = gps.updates()
         let skies = gps.satelliteUpdates()
+        let headings = gps.headingUpdates(filter: nil, bufferingPolicy: .bufferingNewest(1))
         try screen.start()
 
         var failure: (any Error)?
@@ -41,6 +42,10 @@ extension WhereAmI {
                 }
             }
             group.addTask { await Self.feedSatellites(skies, to: screen) }
+            group.addTask {
+                // A heading's failure is the fixes' failure, which their task reports.
+                do { for try await heading in headings { screen.update { $0.heading = heading } } } catch {}
+            }
             group.addTask {
                 for await signal in signals { sink.yield(signal == .sigwinch ? .resized : .signal) }
             }

@@ -69,10 +69,15 @@ struct WatchPanelTests {
     @Test("a heading, once known, replaces n/a; the age follows the panel's moment")
     func headingAndAge() {
         var panel = Self.panel()
-        panel.heading = 271.3
+        panel.heading = Heading(trueHeading: 271.3)
         panel.now = Self.start.advanced(by: .seconds(10))
-        let rows = Self.values(panel.lines(columns: 80, rows: 24))
+        var rows = Self.values(panel.lines(columns: 80, rows: 24))
         #expect(rows["Heading"] == "271.3°")
+        #expect(rows["Course"] == "84.4°", "the course over ground stays its own row")
+        #expect(rows["Age"] == "12.5 s")
+        panel.heading = Heading(trueHeading: 46.5, magneticHeading: 43.25, pitch: 2, roll: -1.5)
+        rows = Self.values(panel.lines(columns: 80, rows: 24))
+        #expect(rows["Heading"] == "46.5° (43.2° mag) pitch 2.0° roll -1.5°")
         #expect(rows["Age"] == "12.5 s")
     }
 

@@ -24,10 +24,11 @@ extension WhereAmIProcessTests {
         /// Runs `body` with whereami --watch running in a tmux pane of 120 × 40 against gpsfake playing the drive,
         /// after `stty -a` has saved the terminal's modes in `before`; the panel has shown a position.
         private func watching(
+            log: (URL) throws -> URL = { _ in Fixtures.url("drive.nmea") },
             _ body: (_ tmux: Tmux, _ fake: GPSFake, _ directory: URL) async throws -> Void
         ) async throws {
             try await withScratchDirectory("watch") { directory in
-                try await withGPSFake("drive.nmea", cycle: 0.1) { fake in
+                try await GPSFake.run(logs: [try log(directory)], cycle: 0.1, waitForClient: true) { fake in
                     try await Tmux.run(columns: 120, rows: 40, in: directory) { tmux in
                         // The shell's own output says it is ready: the line typed holds the marker split by quotes.
                         try await tmux.type("stty -a > before; echo shell-\"\"ready")
@@ -96,6 +97,26 @@ extension WhereAmIProcessTests {
                 #expect(small.count == 24 && small.allSatisfy { $0.count <= 80 })
                 #expect(Self.value("Latitude", on: small) != nil)
 
+                try await tmux.press("q")
+                try await expectRestored(tmux, in: directory)
+            }
+        }
+
+        @Test("the panel shows the heading gpsd reports from a dual-antenna receiver's $GPHDT, beside the course")
+        func heading() async throws {
+            // A 3D fix moving east (course 90°) each second, and a heading of 200° + the second: gpsd's ATT.
+            let headings = (0..<600).map { 200.0 + Double($0 % 60) }
+            let log: (URL) throws -> URL = { directory in
+                let cycles = headings.indices.map { NMEA.Track.epoch($0) + NMEA.sentence(String(format: "GPHDT,%.1f,T", headings[$0])) }
+                return try writeLog(cycles, named: "heading.nmea", in: directory)
+            }
+            try await watching(log: log) { tmux, _, directory in
+                let screen = try await tmux.waitForScreen("a heading") { Self.value("Heading", on: $0).map { $0 != "n/a" } == true }
+                let shown = try #require(Self.value("Heading", on: screen))
+                let degrees = try #require(Double(shown.prefix { $0 != "°" }), "\(shown)")
+                #expect(headings.contains(degrees), "\(shown)")
+                #expect(shown.contains("mag)"), "gpsd's magnetic variation gives the magnetic heading: \(shown)")
+                #expect(Self.value("Course", on: screen) == "90.0°", "the course over ground stays its own: \(screen)")
                 try await tmux.press("q")
                 try await expectRestored(tmux, in: directory)
             }
