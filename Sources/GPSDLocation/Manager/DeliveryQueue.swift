@@ -68,6 +68,7 @@ struct DelegateCall {
         case status(LocationStatus)
         case rejection(FixRejection)
         case heading(Heading)
+        case satellites(SkyView)
     }
 
     var kind: Kind
@@ -91,6 +92,7 @@ extension DeliveryQueue<DelegateCall> {
             case .reportRejection(let rejection, let generation):
                 append(DelegateCall(kind: .rejection(rejection), generation: generation))
             case .deliverHeading(let heading, let generation): append(DelegateCall(kind: .heading(heading), generation: generation))
+            case .reportSatellites(let sky, let generation): append(DelegateCall(kind: .satellites(sky), generation: generation))
             default: break
             }
         }

@@ -116,7 +116,7 @@ extension LocationManager {
                 }.1
             case .requestHeldFix(let session):
                 session.requestHeldFix()
-            case .deliver, .deliverHeading, .fail, .reportStatus, .reportRejection:
+            case .deliver, .deliverHeading, .fail, .reportStatus, .reportSatellites, .reportRejection:
                 // Queued in the outbox, in the order decided: each block makes the oldest call still there. A
                 // replay waits while too many are queued.
                 delegatePacing?.handedOn()
@@ -205,6 +205,7 @@ extension LocationManager {
         case .status(let status): delegate.locationManager(self, didChangeStatus: status)
         case .rejection(let rejection): delegate.locationManager(self, didRejectFixes: rejection)
         case .heading(let heading): delegate.locationManager(self, didUpdateHeading: heading)
+        case .satellites(let sky): delegate.locationManager(self, didUpdateSatellites: sky)
         }
         storage.update { state in
             if let index = state.callbacks.lastIndex(where: {
@@ -245,7 +246,7 @@ struct ActionBatch {
             actions[index] = .notify(consumer, [])
             batch += notices
             actions[index] = .notify(consumer, batch)
-        case .observe, .deliver, .deliverHeading, .fail, .reportStatus, .reportRejection, .log:
+        case .observe, .deliver, .deliverHeading, .fail, .reportStatus, .reportSatellites, .reportRejection, .log:
             actions.append(action)
         default:
             batches.removeAll(keepingCapacity: true)

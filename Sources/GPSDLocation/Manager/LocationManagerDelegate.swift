@@ -30,6 +30,9 @@ public protocol LocationManagerDelegate: AnyObject, Sendable {
     /// A new heading, while ``LocationManager/startUpdatingHeading()`` is on: one that differs by at least
     /// ``LocationManager/headingFilter`` from the last. Optional.
     func locationManager(_ manager: LocationManager, didUpdateHeading heading: Heading)
+    /// The satellites of a SKY report (``LocationManager/sky``), while the delegate has updates on or a request
+    /// pending, as Android's `GnssStatus.Callback` and Qt's `satellitesInViewUpdated` tell them. Optional.
+    func locationManager(_ manager: LocationManager, didUpdateSatellites sky: SkyView)
 }
 
 extension LocationManagerDelegate {
@@ -41,4 +44,7 @@ extension LocationManagerDelegate {
 
     /// Does nothing: a delegate need not follow the heading.
     public func locationManager(_ manager: LocationManager, didUpdateHeading heading: Heading) {}
+
+    /// Does nothing: a delegate need not follow the satellites.
+    public func locationManager(_ manager: LocationManager, didUpdateSatellites sky: SkyView) {}
 }

@@ -114,7 +114,9 @@ extension LocationManagerStateMachine {
                 + announce(status.reportArrived())
         case .sky(let view, let listed):
             let view = epochs.sky(view, listed: listed)
-            return observe(.satellites(view)) + announce(status.sky(view.count))
+            return observe(.satellites(view))
+                + (subscriptions.delegateSubscribed ? [.reportSatellites(view, generation: subscriptions.generation)] : [])
+                + announce(status.sky(view.count))
         case .version(let release): return announce(status.version(release))
         case .devices(let count):
             if count == 0 { epochs.forgetSatellites() }

@@ -27,6 +27,8 @@ struct LocationManagerStateMachine {
         case deliverHeading(Heading, generation: Int)
         case fail(LocationError, generation: Int)
         case reportStatus(LocationStatus, generation: Int)
+        /// Tell the delegate of a SKY report's satellites.
+        case reportSatellites(SkyView, generation: Int)
         /// Tell the delegate its desired accuracy has rejected every fix for the stale timeout.
         case reportRejection(FixRejection, generation: Int)
         case notify(any SubscriptionConsumer, [SubscriptionNotice])

@@ -137,6 +137,7 @@ struct BatchDeliveryTests {
         case .observe: "observe"
         case .deliver: "deliver"
         case .deliverHeading: "deliver heading"
+        case .reportSatellites: "satellites"
         case .fail: "fail"
         case .reportStatus: "status"
         case .reportRejection: "rejection"

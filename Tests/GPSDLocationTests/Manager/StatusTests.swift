@@ -39,6 +39,31 @@ struct StatusTests: ManagerTesting {
         ])
     }
 
+    @Test("the delegate hears of each SKY's satellites while it has updates on, and not after it stops them")
+    func theDelegateHearsOfTheSatellites() {
+        let satellites = [
+            Satellite(constellation: .gps, id: 5, prn: 5, elevation: 40, azimuth: 90, signalStrength: 41, isUsed: true),
+            Satellite(constellation: .glonass, id: 6, prn: 70, elevation: 20, azimuth: 300, signalStrength: 30),
+        ]
+        let first = SkyView(satellites: satellites, dilution: .init(horizontal: 1.1), device: "/dev/ttyUSB0")
+        source.send(.report(.sky(first, listed: true)))   // nothing watched yet: no session, nothing told
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        source.send(.report(.sky(first, listed: true)))
+        // A SKY of DOPs alone: the delegate is told the satellites the receiver listed last.
+        let dops = SkyView(satellites: [], visible: 0, used: 1, dilution: .init(horizontal: 0.9), device: "/dev/ttyUSB0")
+        source.send(.report(.sky(dops, listed: false)))
+        drain()
+        var merged = first
+        merged.dilution = .init(horizontal: 0.9)
+        #expect(delegate.skies == [first, merged])
+        #expect(manager.sky == merged)
+        manager.stopUpdatingLocation()
+        source.send(.report(.sky(first, listed: true)))
+        drain()
+        #expect(delegate.skies == [first, merged], "not told after stopUpdatingLocation()")
+    }
+
     @Test func aLostFixIsToldOnceUntilAFixReturns() {
         manager.startUpdatingLocation()
         source.send(.connected)

@@ -82,6 +82,7 @@ struct StopUpdatingTests {
             case .status(let status): made.append("\(status) in \(generation)")
             case .rejection(let rejection): made.append("\(rejection) in \(generation)")
             case .heading(let heading): made.append("\(heading.trueHeading)° in heading \(generation)")
+            case .satellites(let sky): made.append("\(sky.count) in \(generation)")
             }
         }
         #expect(made == ["[\"1 ±5.0\"] in 0", "location unknown in 0", "[\"2 ±5.0\"] in 1", "46.5° in heading 0"])

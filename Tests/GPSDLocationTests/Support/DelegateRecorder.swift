@@ -23,6 +23,12 @@ final class DelegateEventLog: Sendable {
     private let statusStorage = Locked<[LocationStatus]>([])
     private let rejectionStorage = Locked<[FixRejection]>([])
     private let headingStorage = Locked<[Heading]>([])
+    private let skyStorage = Locked<[SkyView]>([])
+
+    func append(_ sky: SkyView) { skyStorage.withLock { $0.append(sky) } }
+
+    /// The satellite reports it was told of, in order (kept apart from ``events``).
+    var skies: [SkyView] { skyStorage.withLock { $0 } }
 
     func append(_ heading: Heading) { headingStorage.withLock { $0.append(heading) } }
 
@@ -79,6 +85,11 @@ final class DelegateRecorder: LocationManagerDelegate {
     var statuses: [LocationStatus] { log.statuses }
     var rejections: [FixRejection] { log.rejections }
     var headings: [Heading] { log.headings }
+    var skies: [SkyView] { log.skies }
+
+    func locationManager(_ manager: LocationManager, didUpdateSatellites sky: SkyView) {
+        log.append(sky)
+    }
 
     func locationManager(_ manager: LocationManager, didUpdateHeading heading: Heading) {
         log.append(heading)
