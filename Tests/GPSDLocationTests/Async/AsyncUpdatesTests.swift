@@ -61,6 +61,9 @@ struct AsyncUpdatesTests {
         consumer.cancel()
 
         #expect(try await consumer.value == 1, "the sequence ends without an error")
+        // The subscription is given back on a thread of its own (a cancellation handler must not block): the
+        // watch stops, just after the sequence may have ended.
+        await rig.source.waitUntilIdle()
         #expect(!rig.source.isRunning)
         #expect(!rig.source.send(.sample(second: 2)))
     }
