@@ -52,7 +52,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "Tests", "Fixtures")
-RESOURCES = os.path.join(ROOT, "Sources", "whereami", "Resources")
+RESOURCES = os.path.join(ROOT, "Sources", "WhereAmICore", "Resources")
 
 DATE = datetime.datetime(2025, 6, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
 KNOT = 1852.0 / 3600.0           # metres per second in one knot
