@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 import GPSDLocation
 
 /// One epoch's satellites of a fixture log, as `Scripts/make-fixtures.py` computed them from the NMEA it wrote
