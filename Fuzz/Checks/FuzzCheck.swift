@@ -58,9 +58,8 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
             for case .fix(let location) in reports { checkFix(location) }
         case .deviation(let deviation, _, let time):
             checkFix(Location(coordinate: .init(latitude: 0, longitude: 0), deviation: deviation, timestamp: time ?? Self.epoch))
-        case .sky(let count):
-            require((0...Plausibility.satellites.upperBound).contains(count.visible) && (0...count.visible).contains(count.used),
-                    "satellites \(count)")
+        case .sky(let view, _):
+            if let problem = Plausibility.impossibility(of: view) { fatalError("\(problem): \(view)") }
         case .noFix(_, let time?):
             require(Plausibility.isPlausible(time), "a time of \(time.timeIntervalSince1970) s")
         case .noFix, .fixWithoutTime, .version, .devices, .device, .error, .other, nil:

@@ -44,7 +44,7 @@ struct FleetHealth: AsyncParsableCommand {
                     health.update { $0.fix = fix; $0.lastFixMeasured = fix.arrival?.measured }
                 }
             }
-            group.addTask { for await sky in gps.satelliteUpdates() { health.update { $0.satellites = sky } } }
+            group.addTask { for await sky in gps.satelliteUpdates() { health.update { $0.satellites = sky.count } } }
             group.addTask {
                 for await status in gps.statusUpdates() { health.update { $0.apply(status) } }
             }

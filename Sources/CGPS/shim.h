@@ -79,6 +79,7 @@ typedef struct {
     double lat_deviation, lon_deviation, alt_deviation;  // GST: 1-sigma errors in metres
     double base_east, base_north, base_up, base_length, base_course;  // RTK baseline (API 13+), else NaN
     int satellites_used, satellites_visible;
+    double hdop, vdop, pdop, tdop, gdop, xdop, ydop;  // SKY: dilution of precision, NaN if not sent
     int device_count;
     bool device_active;
     char device[128];
@@ -196,6 +197,16 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
             if (data->skyview[i].used) used++;
         }
         report->satellites_used = data->satellites_used > used ? data->satellites_used : used;
+        report->has_time = data->skyview_time.tv_sec != 0;
+        report->time_sec = (int64_t)data->skyview_time.tv_sec;
+        report->time_nsec = (int64_t)data->skyview_time.tv_nsec;
+        report->hdop = data->dop.hdop;
+        report->vdop = data->dop.vdop;
+        report->pdop = data->dop.pdop;
+        report->tdop = data->dop.tdop;
+        report->gdop = data->dop.gdop;
+        report->xdop = data->dop.xdop;
+        report->ydop = data->dop.ydop;
         strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
         break;
     }
@@ -230,6 +241,37 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
         break;
     }
     return result;
+}
+
+/// One satellite of a SKY's list, as plain values. NaN marks a value gpsd did not send.
+typedef struct {
+    int prn;
+    bool has_identity;  // gnssid and svid were sent (libgps leaves svid 0 otherwise: gps.h says to ignore both)
+    int gnssid, svid;
+    int health;         // 0 unknown, 1 healthy, 2 unhealthy (gpsd's SAT_HEALTH_*)
+    bool used;
+    double elevation, azimuth, ss;
+} cgps_satellite;
+
+/// How many entries of the skyview the last SKY may have filled: libgps's MAXCHANNELS.
+static inline int cgps_skyview_capacity(void) { return MAXCHANNELS; }
+
+/// Entry `index` of the skyview the last SKY filled (`cgps_unpack` zeroes it before each SKY); false for an
+/// entry the SKY did not fill (no PRN and no svid), or an index past the skyview.
+static inline bool cgps_satellite_at(const struct gps_data_t *data, int index, cgps_satellite *out) {
+    if (index < 0 || index >= MAXCHANNELS) return false;
+    const struct satellite_t *sat = &data->skyview[index];
+    if (sat->PRN <= 0 && sat->svid == 0) return false;
+    out->prn = sat->PRN;
+    out->has_identity = sat->svid != 0;
+    out->gnssid = sat->gnssid;
+    out->svid = sat->svid;
+    out->health = sat->health;
+    out->used = sat->used;
+    out->elevation = sat->elevation;
+    out->azimuth = sat->azimuth;
+    out->ss = sat->ss;
+    return true;
 }
 
 #endif

@@ -155,3 +155,10 @@ package final class ScriptedSource: LocationSource {
         }
     }
 }
+
+extension GPSDReport {
+    /// A SKY with counts and no satellites listed, for tests of what the manager does with counts.
+    package static func sky(_ count: SatelliteCount) -> GPSDReport {
+        .sky(SkyView(satellites: [], visible: count.visible, used: count.used), listed: true)
+    }
+}

@@ -11,8 +11,9 @@ package enum GPSDReport: Sendable, Equatable {
     case noFix(device: String?, time: Date?)
     /// A GST report: the receiver's 1-sigma position errors for the epoch at `time`.
     case deviation(Location.Deviation, device: String?, time: Date?)
-    /// A SKY report: satellites seen and used.
-    case sky(SatelliteCount)
+    /// A SKY report: the satellites seen and used, and the DOPs. `listed` is whether it had a satellite list:
+    /// gpsd 3.23 on also sends SKYs of DOPs and a used count alone (after an NMEA GSA), whose view has none.
+    case sky(SkyView, listed: Bool)
     /// The VERSION banner: gpsd's release.
     case version(String)
     /// A DEVICES report: how many receivers gpsd has.

@@ -14,6 +14,11 @@ package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
         case accuracy = "an error estimate that is negative or absurd"
         case baseline = "an RTK baseline longer than the Earth is wide"
         case satellites = "a count of satellites that is negative or absurd"
+        case satellite = "a satellite whose number is absurd"
+        case elevation = "a satellite's elevation beyond ±90°"
+        case azimuth = "a satellite's azimuth beyond 0° to 360°"
+        case signal = "a satellite's signal beyond 0 to 254 dB-Hz"
+        case dilution = "a dilution of precision that is negative or absurd"
     }
 
     package var kind: Kind
@@ -58,6 +63,17 @@ package enum Plausibility {
     static let courseError = 0.0...360.0
     /// Satellites a receiver can see (or use) at once: more than all four global constellations have in orbit.
     package static let satellites = 0...255
+    /// Degrees above the horizon, for a satellite's elevation.
+    static let elevation = -90.0...90.0
+    /// Degrees from true north, for a satellite's azimuth; 360 is read as 0.
+    static let azimuth = 0.0...360.0
+    /// dB-Hz, for a satellite's C/N0: gpsd's own bound (254; u-blox receivers report up to 63).
+    static let signal = 0.0...254.0
+    /// gpsd's PRNs (1–437 in its numbering) and the svids of every constellation fit well within this.
+    static let satelliteNumber = 1...1023
+    /// A dilution of precision: at least 0 (a real one at least about 0.5), and gpsd's own ceiling for one it
+    /// computes is 99.99; a receiver's own can be larger, not this large.
+    static let dilution = 0.0...10_000.0
     /// The years a GNSS fix can be dated in: GPS time begins in 1980.
     static let years = 1980...2099
 
@@ -188,6 +204,31 @@ package enum Plausibility {
         if !isPlausible(location.timestamp) {
             return "time \(location.timestamp.timeIntervalSince1970) s since 1970"
         }
+        return nil
+    }
+
+    /// What cannot be true in a view of the sky (the fuzzers' check of the decoder): a count, a satellite's
+    /// number or value, a DOP or the time out of its range; `nil` if all is possible.
+    package static func impossibility(of view: SkyView) -> String? {
+        guard satellites.contains(view.visible), (0...view.visible).contains(view.used), view.satellites.count <= view.visible
+        else { return "counts \(view.used) of \(view.visible), \(view.satellites.count) listed" }
+        let dilution = view.dilution
+        for value in [dilution.horizontal, dilution.vertical, dilution.position, dilution.time, dilution.geometric,
+                      dilution.longitude, dilution.latitude] {
+            if let value, !(value.isFinite && Self.dilution.contains(value)) { return "dilution \(value)" }
+        }
+        for satellite in view.satellites {
+            guard satelliteNumber.contains(satellite.id), satellite.prn == 0 || satelliteNumber.contains(satellite.prn)
+            else { return "satellite \(satellite)" }
+            let ranges: [(String, Double?, ClosedRange<Double>)] = [
+                ("elevation", satellite.elevation, elevation), ("azimuth", satellite.azimuth, 0...359.999_999_999),
+                ("signal", satellite.signalStrength, signal),
+            ]
+            for (name, value, range) in ranges {
+                if let value, !(value.isFinite && range.contains(value)) { return "\(name) \(value)" }
+            }
+        }
+        if let time = view.timestamp, !isPlausible(time) { return "time \(time.timeIntervalSince1970) s since 1970" }
         return nil
     }
 

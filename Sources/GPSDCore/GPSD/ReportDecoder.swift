@@ -85,7 +85,9 @@ package final class ReportDecoder {
         case CGPS_CLASS_TPV:
             bytesExamined += line.count   // the search for its time's text
             return tpvReport(notATime: Plausibility.firstTimeTextNotACalendarTime(in: line))
-        case CGPS_CLASS_SKY: return skyReport()
+        case CGPS_CLASS_SKY:
+            bytesExamined += line.count   // the search for its time's text
+            return skyReport(listed: !shape.isFlat, notATime: Plausibility.firstTimeTextNotACalendarTime(in: line))
         case CGPS_CLASS_VERSION: return .version(messageText())
         case CGPS_CLASS_DEVICE: return .device(path: deviceText(), active: report.device_active)
         case CGPS_CLASS_ERROR: return .error(messageText())
@@ -145,17 +147,66 @@ package final class ReportDecoder {
         ))
     }
 
-    /// A SKY's counts, refused if they cannot be true (negative, or past 255).
+    /// A SKY: its satellites, counts and DOPs, each value checked against ``Plausibility``. Counts that cannot be
+    /// true (negative, or past 255) refuse the report; a satellite whose number cannot be drops that satellite,
+    /// and any other value that cannot be true is left out.
     ///
     /// libgps 3.25 can leave the count seen 0 beside a count used (gpsd 3.25 against a GSA without GSV gave 8
     /// used of 0 seen): a satellite used is in view, so `visible` is at least `used`.
-    private func skyReport() -> GPSDReport {
+    private func skyReport(listed: Bool, notATime: String?) -> GPSDReport {
         let (visible, used) = (Int(report.satellites_visible), Int(report.satellites_used))
         guard Plausibility.satellites.contains(visible), Plausibility.satellites.contains(used) else {
             problems.append(ReportProblem(.satellites, "\(used) of \(visible) used"))
             return .other
         }
-        return .sky(SatelliteCount(visible: max(visible, used), used: used))
+        func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
+            Plausibility.check(value, range, kind, into: &problems)
+        }
+        var satellites: [Satellite] = []
+        var entry = cgps_satellite()
+        for index in 0..<cgps_skyview_capacity() where cgps_satellite_at(data, index, &entry) {
+            guard let satellite = satellite(entry) else { continue }
+            satellites.append(satellite)
+        }
+        var timestamp = report.has_time ? GPSDTime.date(seconds: report.time_sec, nanoseconds: report.time_nsec) : nil
+        if notATime != nil || timestamp.map(Plausibility.isPlausible) == false {
+            problems.append(ReportProblem(.time, notATime ?? timestamp.flatMap(GPSDTime.string(from:)) ?? ""))
+            timestamp = nil
+        }
+        let dilution = DilutionOfPrecision(
+            horizontal: check(report.hdop, Plausibility.dilution, .dilution),
+            vertical: check(report.vdop, Plausibility.dilution, .dilution),
+            position: check(report.pdop, Plausibility.dilution, .dilution),
+            time: check(report.tdop, Plausibility.dilution, .dilution),
+            geometric: check(report.gdop, Plausibility.dilution, .dilution),
+            longitude: check(report.xdop, Plausibility.dilution, .dilution),
+            latitude: check(report.ydop, Plausibility.dilution, .dilution))
+        let view = SkyView(
+            satellites: satellites, visible: max(visible, satellites.count), used: used, dilution: dilution,
+            timestamp: timestamp, device: deviceText())
+        return .sky(view, listed: listed)
+    }
+
+    /// One satellite of a SKY's list: named by gpsd's `gnssid` and `svid` where it sent them, else by the range
+    /// its PRN is in; `nil` (with a problem) if neither names one that can exist.
+    private func satellite(_ entry: cgps_satellite) -> Satellite? {
+        let prn = Int(entry.prn)
+        let named = entry.has_identity ? Satellite.Constellation(gnssID: Int(entry.gnssid)) : nil
+        let (constellation, id) = if let named { (named, Int(entry.svid)) } else { Satellite.identity(prn: prn) }
+        guard Plausibility.satelliteNumber.contains(id), prn == 0 || Plausibility.satelliteNumber.contains(prn) else {
+            problems.append(ReportProblem(.satellite, "PRN \(prn), gnssid \(entry.gnssid), svid \(entry.svid)"))
+            return nil
+        }
+        func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
+            Plausibility.check(value, range, kind, into: &problems)
+        }
+        return Satellite(
+            constellation: constellation, id: id, prn: prn,
+            elevation: check(entry.elevation, Plausibility.elevation, .elevation),
+            azimuth: check(entry.azimuth, Plausibility.azimuth, .azimuth).map { $0 == 360 ? 0 : $0 },
+            signalStrength: check(entry.ss, Plausibility.signal, .signal),
+            isUsed: entry.used,
+            health: entry.health == 1 ? .healthy : entry.health == 2 ? .unhealthy : nil)
     }
 
     /// A GST report: its 1-sigma errors, each checked like an error estimate. A report with none left is

@@ -61,8 +61,6 @@ public struct Satellite: Sendable, Hashable, Codable {
     /// gpsd's PRN: one number across all systems (GPS 1–32, GLONASS 65–96, SBAS 120–158, QZSS 193–202,
     /// Galileo 301–336, BeiDou 401–437 in gpsd's numbering), as gpsd reports it.
     public var prn: Int
-    /// The signal tracked (gpsd's `sigid`, in u-blox's numbering: 0 is L1 C/A for GPS), when gpsd reports it.
-    public var signalID: Int?
     /// Degrees above the horizon, -90 to 90.
     public var elevation: Double?
     /// Degrees clockwise from true north, 0 up to 360.
@@ -78,13 +76,12 @@ public struct Satellite: Sendable, Hashable, Codable {
     /// Makes a satellite: `Satellite(constellation: .galileo, id: 11, prn: 311, elevation: 40, azimuth: 120,
     /// signalStrength: 38, isUsed: true)`.
     public init(
-        constellation: Constellation, id: Int, prn: Int, signalID: Int? = nil, elevation: Double? = nil,
+        constellation: Constellation, id: Int, prn: Int, elevation: Double? = nil,
         azimuth: Double? = nil, signalStrength: Double? = nil, isUsed: Bool = false, health: Health? = nil
     ) {
         self.constellation = constellation
         self.id = id
         self.prn = prn
-        self.signalID = signalID
         self.elevation = elevation
         self.azimuth = azimuth
         self.signalStrength = signalStrength
@@ -114,6 +111,6 @@ public struct Satellite: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case constellation, id, prn, signalID, elevation, azimuth, signalStrength, isUsed = "used", health
+        case constellation, id, prn, elevation, azimuth, signalStrength, isUsed = "used", health
     }
 }

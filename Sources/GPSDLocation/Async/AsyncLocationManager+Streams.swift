@@ -66,19 +66,22 @@ extension AsyncLocationManager {
         return channel
     }
 
-    /// The satellites the receiver reports seeing and using, as they change, while fixes are being watched
+    /// The satellites the receiver reports, each with its place in the sky, its signal and whether the fix uses
+    /// it, with the counts and the DOPs, as they change, while fixes are being watched
     /// (by a request, a stream or the delegate API). Observing does not by itself start the gpsd watch. The
     /// sequence ends with ``stop()``, or when this manager value is released. From a live gpsd, a consumer that
     /// falls behind gets the newest count; a replay waits for it instead, as for
     /// ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``, so it gets every change.
     ///
     /// ```swift
-    /// for await sky in gps.satelliteUpdates() { print("\(sky.used)/\(sky.visible) satellites") }
+    /// for await sky in gps.satelliteUpdates() {
+    ///     print("\(sky.used)/\(sky.visible) satellites:", sky.satellites.map { "\($0.constellation) \($0.id)" })
+    /// }
     /// ```
-    public func satelliteUpdates() -> AsyncStream<SatelliteCount> {
+    public func satelliteUpdates() -> AsyncStream<SkyView> {
         observations(startingWithStatus: false, keeping: 1) { event in
-            guard case .satellites(let count) = event else { return nil }
-            return count
+            guard case .satellites(let view) = event else { return nil }
+            return view
         }
     }
 

@@ -19,7 +19,9 @@ struct EpochAssembly {
     private(set) var latest: (location: Location, measured: Duration?)?
     /// Each receiver's relation of its time to the monotonic clock, by device: what ages are estimated by.
     private var clocks: [String: ReceiverClockFilter] = [:]
-    private(set) var satellites: SatelliteCount?
+    private(set) var sky: SkyView?
+    /// The counts of ``sky``.
+    var satellites: SatelliteCount? { sky?.count }
     private(set) var statistics = ReportStatistics()
     private var loggedProblems: Set<ReportProblem.Kind> = []
 
@@ -117,14 +119,22 @@ struct EpochAssembly {
         statistics.fixesWithoutTime += 1
     }
 
-    /// A SKY report's counts.
-    mutating func sky(_ count: SatelliteCount) {
-        satellites = count
+    /// A SKY report: the view it gives, which is the view to tell. A SKY without a satellite list (gpsd 3.23 on
+    /// sends one of DOPs and a used count after an NMEA GSA) keeps the satellites the same receiver last listed,
+    /// so that the list does not blink out between two full reports.
+    mutating func sky(_ view: SkyView, listed: Bool) -> SkyView {
+        var view = view
+        if !listed, let last = sky, last.device == view.device {
+            view.satellites = last.satellites
+            view.visible = max(last.visible, view.used)
+        }
+        sky = view
+        return view
     }
 
     /// The receiver went, or the session ended: its satellite count is no longer true.
     mutating func forgetSatellites() {
-        satellites = nil
+        sky = nil
     }
 
     /// A value that cannot be true: counted. Returns whether it is the first of its kind (to be logged).

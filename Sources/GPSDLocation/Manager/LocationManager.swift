@@ -183,8 +183,12 @@ public final class LocationManager: Sendable {
     /// ``Location/age`` says how long ago it arrived.
     public var location: Location? { storage.read { $0.machine.epochs.latest?.location } }
 
-    /// The satellites the receiver last reported seeing and using.
+    /// How many satellites the receiver last reported seeing and using: the counts of ``sky``.
     public var satellites: SatelliteCount? { storage.read { $0.machine.epochs.satellites } }
+
+    /// The satellites the receiver last reported, each with its place in the sky, signal and use, and the DOPs;
+    /// `nil` before the first SKY report, and once the receiver has gone or the session has ended.
+    public var sky: SkyView? { storage.read { $0.machine.epochs.sky } }
 
     /// Whether fixes are available, and if not why.
     public var status: LocationStatus { storage.read { $0.machine.status.current } }

@@ -106,9 +106,9 @@ extension LocationManagerStateMachine {
                 guard case .fix(let location) = report else { return [] }
                 return receive(location, origin: .held(polledAt: time), now: now, arrival: arrival)
             }
-        case .sky(let count):
-            epochs.sky(count)
-            return observe(.satellites(count)) + announce(status.sky(count))
+        case .sky(let view, let listed):
+            let view = epochs.sky(view, listed: listed)
+            return observe(.satellites(view)) + announce(status.sky(view.count))
         case .version(let release): return announce(status.version(release))
         case .devices(let count):
             if count == 0 { epochs.forgetSatellites() }

@@ -114,8 +114,8 @@ package struct EndedSubscription: Sendable {
 
 /// What observers of a ``LocationManager`` are told: events that do not need the source to run.
 package enum ManagerEvent: Sendable, Equatable {
-    /// Satellites seen and used, from gpsd's SKY reports.
-    case satellites(SatelliteCount)
+    /// The satellites seen and used, from gpsd's SKY reports.
+    case satellites(SkyView)
     /// The manager's status changed.
     case status(LocationStatus)
     /// The source's session ended by itself: it failed (the error), or a recording ended (`nil`).

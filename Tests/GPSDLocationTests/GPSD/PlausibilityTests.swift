@@ -93,7 +93,8 @@ struct PlausibilityTests {
                      #"{"class":"SKY","nSat":100000,"uSat":3}"#, #"{"class":"SKY","nSat":3,"uSat":256}"#] {
             // libgps versions differ: 3.22 counts the list (none here), 3.25 reads nSat and uSat its own way.
             switch decode(line) {
-            case (.sky(let count)?, let problems):
+            case (.sky(let view, _)?, let problems):
+                let count = view.count
                 #expect((0...255).contains(count.visible) && (0...count.visible).contains(count.used), "\(line): \(count)")
                 #expect(problems.isEmpty)
             case (let report, let problems):
@@ -101,7 +102,8 @@ struct PlausibilityTests {
             }
         }
         let listed = #"{"class":"SKY","satellites":[{"PRN":5,"used":true},{"PRN":6,"used":false}]}"#
-        #expect(decode(listed).0 == .sky(SatelliteCount(visible: 2, used: 1)))
+        let satellites = [Satellite(constellation: .gps, id: 5, prn: 5, isUsed: true), Satellite(constellation: .gps, id: 6, prn: 6)]
+        #expect(decode(listed).0 == .sky(SkyView(satellites: satellites, visible: 2, used: 1), listed: true))
     }
 
     @Test("a SKY with more used than seen (gpsd 3.25 without a view of the sky) counts the used as seen")
@@ -111,7 +113,7 @@ struct PlausibilityTests {
         let (report, problems) = decode(#"{"class":"SKY","device":"/dev/pts/1","uSat":8}"#)
         #expect(problems.isEmpty, "a count gpsd sends is not logged as impossible")
         let expected = ReportDecoder.libgpsAPIVersion == 14 ? SatelliteCount(visible: 8, used: 8) : SatelliteCount(visible: 0, used: 0)
-        #expect(report == .sky(expected))
+        #expect(report == .sky(SkyView(satellites: [], visible: expected.visible, used: expected.used, device: "/dev/pts/1"), listed: false))
     }
 
     @Test func theEdgesOfThePossibleArePossible() throws {

@@ -153,7 +153,7 @@ struct ReportDecoderTests {
             return
         }
         let sky = decoder.decode(Array(#"{"class":"SKY","device":"/dev/ttyUSB0","satellites":[]}"#.utf8))
-        #expect(sky == .sky(SatelliteCount(visible: 0, used: 0)))
+        #expect(sky == .sky(SkyView(satellites: [], device: "/dev/ttyUSB0"), listed: true))
         let noFix = decoder.decode(Array(tpv(#""mode":1"#, second: 6).utf8))
         #expect(noFix == .noFix(device: "/dev/ttyUSB0", time: Date(timeIntervalSince1970: Self.epoch + 6)))
         let sparse = try #require(decoder.decode(Array(tpv(#""mode":2,"lat":1.0,"lon":2.0"#, second: 7).utf8)))
@@ -168,7 +168,7 @@ struct ReportDecoderTests {
 
     // MARK: Other classes
 
-    @Test func skyCountsVisibleAndUsedSatellites() {
+    @Test func skyGivesEverySatelliteTheCountsAndTheDOPs() {
         let line = """
             {"class":"SKY","device":"/dev/ttyUSB0","time":"2025-06-01T12:00:05.000Z","xdop":0.69,"ydop":0.81,\
             "vdop":1.12,"tdop":0.74,"hdop":1.06,"gdop":1.72,"pdop":1.54,"satellites":[\
@@ -177,7 +177,19 @@ struct ReportDecoderTests {
             {"PRN":13,"el":44.0,"az":53.0,"ss":45.0,"used":true,"gnssid":0,"svid":13},\
             {"PRN":30,"el":71.0,"az":297.0,"ss":47.0,"used":true,"gnssid":0,"svid":30}]}
             """
-        #expect(decode(line) == .sky(SatelliteCount(visible: 4, used: 3)))
+        let satellites = [
+            Satellite(constellation: .gps, id: 5, prn: 5, elevation: 31, azimuth: 86, signalStrength: 40, isUsed: true),
+            Satellite(constellation: .gps, id: 7, prn: 7, elevation: 12, azimuth: 280, signalStrength: 0, isUsed: false),
+            Satellite(constellation: .gps, id: 13, prn: 13, elevation: 44, azimuth: 53, signalStrength: 45, isUsed: true),
+            Satellite(constellation: .gps, id: 30, prn: 30, elevation: 71, azimuth: 297, signalStrength: 47, isUsed: true),
+        ]
+        let dilution = DilutionOfPrecision(
+            horizontal: 1.06, vertical: 1.12, position: 1.54, time: 0.74, geometric: 1.72, longitude: 0.69, latitude: 0.81)
+        let expected = SkyView(
+            satellites: satellites, visible: 4, used: 3, dilution: dilution,
+            timestamp: Date(timeIntervalSince1970: Self.epoch + 5), device: "/dev/ttyUSB0")
+        #expect(decode(line) == .sky(expected, listed: true))
+        #expect(expected.count == SatelliteCount(visible: 4, used: 3))
     }
 
     @Test func versionBannerGivesRelease() {

@@ -288,9 +288,32 @@ struct EpochAssemblyTests {
     @Test func skyKeepsTheNewestCount() {
         var assembly = EpochAssembly()
         #expect(assembly.satellites == nil)
-        assembly.sky(SatelliteCount(visible: 12, used: 8))
-        assembly.sky(SatelliteCount(visible: 10, used: 4))
+        _ = assembly.sky(SkyView(satellites: [], visible: 12, used: 8), listed: true)
+        _ = assembly.sky(SkyView(satellites: [], visible: 10, used: 4), listed: true)
         #expect(assembly.satellites == SatelliteCount(visible: 10, used: 4))
+    }
+
+    @Test func aSkyWithoutAListKeepsTheSameReceiversSatellites() {
+        var assembly = EpochAssembly()
+        let listed = [
+            Satellite(constellation: .gps, id: 5, prn: 5, elevation: 40, azimuth: 90, signalStrength: 41, isUsed: true),
+            Satellite(constellation: .galileo, id: 11, prn: 311, elevation: 20, azimuth: 200, signalStrength: 0),
+        ]
+        let full = SkyView(satellites: listed, dilution: .init(horizontal: 1.2), device: "/dev/ttyACM0")
+        #expect(assembly.sky(full, listed: true) == full)
+        // gpsd 3.25 after a GSA: the DOPs and the count used, no list.
+        let dops = SkyView(satellites: [], visible: 0, used: 3, dilution: .init(horizontal: 0.9, position: 1.5),
+                           device: "/dev/ttyACM0")
+        let merged = assembly.sky(dops, listed: false)
+        #expect(merged.satellites == listed)
+        #expect(merged.dilution == DilutionOfPrecision(horizontal: 0.9, position: 1.5))
+        #expect(merged.count == SatelliteCount(visible: 3, used: 3))
+        #expect(assembly.sky == merged)
+        // Another receiver's SKY without a list does not inherit the first one's satellites.
+        let other = SkyView(satellites: [], visible: 0, used: 2, device: "/dev/ttyUSB1")
+        #expect(assembly.sky(other, listed: false).satellites.isEmpty)
+        // A listed SKY with no satellites empties the list.
+        #expect(assembly.sky(SkyView(satellites: [], device: "/dev/ttyUSB1"), listed: true).satellites.isEmpty)
     }
 
     // MARK: A fresh start

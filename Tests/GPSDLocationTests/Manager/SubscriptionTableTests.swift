@@ -716,7 +716,7 @@ struct SubscriptionTableTests {
         let calls = Calls()
         _ = table.addObserver(calls.observer("a"), status: .stopped)
         _ = table.addObserver(calls.observer("b"), status: .stopped)
-        let count = SatelliteCount(visible: 9, used: 6)
+        let count = SkyView(satellites: [], visible: 9, used: 6)
         let observed = table.observe(.satellites(count))
         let (observers, observation) = try #require(observed)
         #expect(observation.event == .satellites(count))
