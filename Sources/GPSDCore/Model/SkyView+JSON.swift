@@ -114,7 +114,6 @@ extension Satellite {
     /// ```
     public var jsonText: String {
         var text = "{\"constellation\":" + JSONText.quoted(constellation.rawValue) + ",\"id\":\(id),\"prn\":\(prn)"
-        if let signalID { text += ",\"signalID\":\(signalID)" }
         for (key, value) in [("elevation", elevation), ("azimuth", azimuth), ("signalStrength", signalStrength)] {
             if let value, value.isFinite { text += ",\"\(key)\":" + JSONText.number(value) }
         }

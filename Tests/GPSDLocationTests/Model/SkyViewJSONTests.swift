@@ -8,7 +8,7 @@ import Testing
 struct SkyViewJSONTests {
     static let full = SkyView(
         satellites: [
-            Satellite(constellation: .gps, id: 2, prn: 2, signalID: 0, elevation: 63, azimuth: 95,
+            Satellite(constellation: .gps, id: 2, prn: 2, elevation: 63, azimuth: 95,
                       signalStrength: 44, isUsed: true, health: .healthy),
             Satellite(constellation: .glonass, id: 24, prn: 88, elevation: 4, azimuth: 287, signalStrength: 0),
             Satellite(constellation: .beidou, id: 34, prn: 434, health: .unhealthy),
@@ -26,7 +26,7 @@ struct SkyViewJSONTests {
         #expect(Self.full.jsonText == #"{"timestamp":"2025-06-01T12:00:05.250Z","device":"/dev/ttyACM0","#
             + #""visible":4,"used":1,"hdop":0.71,"vdop":1.11,"pdop":1.32,"tdop":1.14,"gdop":2.2,"xdop":0.59,"#
             + #""ydop":0.79,"satellites":["#
-            + #"{"constellation":"GPS","id":2,"prn":2,"signalID":0,"elevation":63.0,"azimuth":95.0,"#
+            + #"{"constellation":"GPS","id":2,"prn":2,"elevation":63.0,"azimuth":95.0,"#
             + #""signalStrength":44.0,"used":true,"health":"healthy"},"#
             + #"{"constellation":"GLONASS","id":24,"prn":88,"elevation":4.0,"azimuth":287.0,"#
             + #""signalStrength":0.0,"used":false},"#
@@ -66,7 +66,7 @@ struct SkyViewJSONTests {
         sky.dilution.horizontal = .nan
         sky.satellites[0].elevation = .infinity
         #expect(!sky.jsonText.contains("hdop") && !sky.jsonText.contains("\"elevation\":inf"))
-        #expect(sky.jsonText.contains(#""prn":2,"signalID":0,"azimuth":95.0"#))
+        #expect(sky.jsonText.contains(#""prn":2,"azimuth":95.0"#))
         #expect(throws: EncodingError.self) { try JSONEncoder().encode(sky) }
     }
 
