@@ -71,6 +71,15 @@ def decoder_seeds():
                    '"baseU":0.05,"baseL":3.4,"baseC":109.0}',
         "sky-counts": '{"class":"SKY","device":"/dev/ttyACM0","nSat":12,"uSat":9,"satellites":[{"PRN":5,'
                       '"gnssid":0,"svid":5,"el":40.0,"az":90.0,"ss":30.0,"used":true,"health":1}]}',
+        # Headings: what gpsd 3.22 and 3.25 sent for $GPHDT, 3.25 for $GPHDT with $HCHDM, a TNT compass's ATT, and
+        # a TPV with gpsd's magnetic variation, which a later ATT of its receiver takes.
+        "att-hdt": '{"class":"ATT","device":"/dev/pts/1","heading":46.500}',
+        "att-hdm": '{"class":"ATT","device":"/dev/pts/1","heading":46.500,"mheading":40.000}',
+        "att-tnt": '{"class":"ATT","device":"/dev/pts/1","heading":46.500,"mag_st":"N","pitch":1.500,"pitch_st":"N",'
+                   '"roll":-2.200,"roll_st":"N","dip":60.000,"mag_x":2454.00000}',
+        "tpv-magvar-att": '{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"2025-06-01T12:00:01.000Z",'
+                          '"lat":48.137154,"lon":11.576124,"track":10.0,"magtrack":13.3414,"magvar":3.3,"speed":5.0}'
+                          '\r\n{"class":"ATT","device":"/dev/pts/1","mheading":40.000}\r\n',
         # What once trapped or stalled (FailCases holds the rest).
         "tpv-long-fraction": '{"class":"TPV","device":"/dev/x","mode":3,'
                              '"time":"2025-06-01T12:00:05.12345678901234567890Z","lat":1.0,"lon":2.0}',

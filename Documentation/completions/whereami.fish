@@ -20,7 +20,7 @@ function __whereami_parse_tokens -S
     set -l unparsed_tokens (__whereami_tokens -pc)
     switch $unparsed_tokens[1]
     case 'whereami'
-        __whereami_parse_subcommand 1 'replay=' 'demo' 'speed=' 'timeout=' 'max-age=' 'accuracy=' 'f/follow' 'count=' 'distance=' 'interval=' 'format=' 'q/quiet' 'sky' 'version' 'h/help'
+        __whereami_parse_subcommand 1 'replay=' 'demo' 'speed=' 'timeout=' 'max-age=' 'accuracy=' 'f/follow' 'w/watch' 'count=' 'distance=' 'interval=' 'format=' 'q/quiet' 'sky' 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'help'
             __whereami_parse_subcommand -r 1 'version'
@@ -84,6 +84,7 @@ complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_opti
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" max-age' -l 'max-age' -d 'Accept a fix gpsd already holds if it is at most this old.' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" accuracy' -l 'accuracy' -d 'Wait for a fix at least this accurate (horizontal).' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" f follow' -l 'follow' -s 'f' -d 'Stream fixes until interrupted.'
+complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" w watch' -l 'watch' -s 'w' -d 'Show a live panel of the receiver (the fix, its status, the satellites) until q or Ctrl-C. Standard output must be a terminal.'
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" count' -l 'count' -d 'With --follow: stop after this many fixes.' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" distance' -l 'distance' -d 'With --follow: only fixes this far from the last one printed.' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" interval' -l 'interval' -d 'With --follow: at most one fix per this many seconds of fix time.' -rfka ''

@@ -50,6 +50,7 @@ _whereami() {
         '--max-age[Accept a fix gpsd already holds if it is at most this old.]:seconds:'
         '--accuracy[Wait for a fix at least this accurate (horizontal).]:metres:'
         '(--follow -f)'{--follow,-f}'[Stream fixes until interrupted.]'
+        '(--watch -w)'{--watch,-w}'[Show a live panel of the receiver (the fix, its status, the satellites) until q or Ctrl-C. Standard output must be a terminal.]'
         '--count[With --follow\: stop after this many fixes.]:n:'
         '--distance[With --follow\: only fixes this far from the last one printed.]:metres:'
         '--interval[With --follow\: at most one fix per this many seconds of fix time.]:seconds:'

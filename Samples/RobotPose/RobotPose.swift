@@ -11,6 +11,10 @@ import Synchronization
 /// `repeat`; a fix the timeline calls stale (fix lost, receiver gone, gpsd silent or away), or older than
 /// --stale-after, is never published as a position: the message is then `stale` (or `none` before any fix) with
 /// ROS's STATUS_NO_FIX. The first message after the source restarted (gpsd came back) says `"restarted":true`.
+/// Where gpsd reports a heading (a compass, a gyro or a second antenna: `headingUpdates()`), a position message
+/// carries the orientation too: the heading, and ROS's quaternion (x, y, z, w) of the yaw in its ENU frame (REP 103:
+/// 0 facing east, counter-clockwise), from a heading measured no longer than --stale-after from the fix; never
+/// from the course over ground.
 @main
 struct RobotPose: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Publish NavSatFix messages at a fixed rate.")
@@ -40,6 +44,7 @@ struct RobotPose: AsyncParsableCommand {
     func run() async throws {
         let gps = try source.makeManager()
         let latest = NewestUpdate()
+        let heading = NewestHeading()
         let period = Duration.seconds(1 / rate)
         let stale = Duration.seconds(staleAfter)
         let limit = count
@@ -47,6 +52,11 @@ struct RobotPose: AsyncParsableCommand {
             group.addTask {
                 // The whole reading side: one timeline of fixes and conditions, gpsd's restarts included.
                 for try await update in gps.liveUpdates() { latest.set(update) }
+                throw CleanExit.message("the source ended")
+            }
+            group.addTask {
+                // Headings, where gpsd has any: every one, the publisher takes the newest.
+                for try await new in gps.headingUpdates(filter: nil) { heading.set(new) }
                 throw CleanExit.message("the source ended")
             }
             group.addTask {
@@ -58,7 +68,7 @@ struct RobotPose: AsyncParsableCommand {
                     if deadline < clock.now { deadline = clock.now }   // a late tick is not made up for: no bursts
                     try await clock.sleep(until: deadline)
                     let (update, restarted) = latest.take()
-                    printLine(publisher.message(for: update, restarted: restarted))
+                    printLine(publisher.message(for: update, heading: heading.value, restarted: restarted))
                 }
             }
             // Whichever ends first (the count reached, the source ended, an error) ends the other.
@@ -90,6 +100,15 @@ final class NewestUpdate: Sendable {
     }
 }
 
+/// The newest heading, shared by the task that reads headings and the publishing one.
+final class NewestHeading: Sendable {
+    private let state = Mutex<Heading?>(nil)
+
+    func set(_ heading: Heading) { state.withLock { $0 = heading } }
+
+    var value: Heading? { state.withLock { $0 } }
+}
+
 /// Turns the newest update into the next message, remembering which epoch it published last. An epoch is one fix
 /// time of one receiver: gpsd may send it again, completed by a later sentence; that is the same fix, not a
 /// new one.
@@ -100,7 +119,7 @@ struct Publisher {
 
     init(staleAfter: Duration) { self.staleAfter = staleAfter }
 
-    mutating func message(for update: LocationUpdate?, restarted: Bool = false) -> String {
+    mutating func message(for update: LocationUpdate?, heading: Heading? = nil, restarted: Bool = false) -> String {
         sequence += 1
         var fields: [(String, String)] = [
             ("seq", "\(sequence)"), ("published", JSONText.quoted(GPSDTime.string(from: .now) ?? "")),
@@ -124,7 +143,19 @@ struct Publisher {
         let isNew = published.map { $0.timestamp != fix.timestamp || $0.device != fix.device } ?? true
         published = (fix.timestamp, fix.device)
         fields.append(("state", JSONText.quoted(isNew ? "new" : "repeat")))
-        return object(fields + navSatFields(NavSatFix(fix)))
+        return object(fields + navSatFields(NavSatFix(fix)) + orientationFields(heading, near: fix))
+    }
+
+    /// The heading and ROS's orientation quaternion of its yaw, if `heading` was measured within ``staleAfter``
+    /// of `fix` (by the receiver's clock); none otherwise.
+    private func orientationFields(_ heading: Heading?, near fix: Location) -> [(String, String)] {
+        guard let heading, let time = heading.timestamp,
+              abs(time.timeIntervalSince(fix.timestamp)) <= staleAfter / .seconds(1) else { return [] }
+        // REP 103: yaw 0 faces east and grows counter-clockwise; a compass's 0 faces north and grows clockwise.
+        let yaw = (90 - heading.trueHeading) * .pi / 180
+        let quaternion = [0, 0, sin(yaw / 2), cos(yaw / 2)].map { String(format: "%.9f", $0) }
+        return [("heading", String(format: "%.3f", heading.trueHeading)),
+                ("orientation", "[" + quaternion.joined(separator: ",") + "]")]
     }
 
     private func navSatFields(_ message: NavSatFix) -> [(String, String)] {

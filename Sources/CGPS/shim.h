@@ -57,6 +57,7 @@ typedef enum {
     CGPS_CLASS_ERROR,
     CGPS_CLASS_POLL,
     CGPS_CLASS_GST,
+    CGPS_CLASS_ATT,
 } cgps_class;
 
 /// What Swift needs of one report, as plain values. NaN marks a value gpsd did not send; a value it sent is
@@ -78,6 +79,8 @@ typedef struct {
     double climb, epc;
     double lat_deviation, lon_deviation, alt_deviation;  // GST: 1-sigma errors in metres
     double base_east, base_north, base_up, base_length, base_course;  // RTK baseline (API 13+), else NaN
+    double magnetic_var;  // TPV: gpsd's magnetic variation (`magvar`), degrees, east positive
+    double heading, magnetic_heading, pitch, roll;  // ATT: degrees (`mheading` from gpsd 3.25 on, else NaN)
     int satellites_used, satellites_visible;
     double hdop, vdop, pdop, tdop, gdop, xdop, ydop;  // SKY: dilution of precision, NaN if not sent
     int device_count;
@@ -95,6 +98,7 @@ static inline cgps_class cgps_classify(const char *json) {
         {"TPV\"", CGPS_CLASS_TPV}, {"SKY\"", CGPS_CLASS_SKY}, {"VERSION\"", CGPS_CLASS_VERSION},
         {"DEVICES\"", CGPS_CLASS_DEVICES}, {"DEVICE\"", CGPS_CLASS_DEVICE}, {"WATCH\"", CGPS_CLASS_WATCH},
         {"ERROR\"", CGPS_CLASS_ERROR}, {"POLL\"", CGPS_CLASS_POLL}, {"GST\"", CGPS_CLASS_GST},
+        {"ATT\"", CGPS_CLASS_ATT},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (strncmp(name, table[i].name, strlen(table[i].name)) == 0) return table[i].value;
@@ -129,6 +133,40 @@ static inline void cgps_copy_baseline(const struct gps_fix_t *fix, cgps_report *
     report->base_east = report->base_north = report->base_up = NAN;
     report->base_length = report->base_course = NAN;
 #endif
+}
+
+/// Whether this libgps reads an ATT's magnetic heading (`mheading`): gpsd 3.25 and later.
+static inline bool cgps_reads_magnetic_heading(void) {
+#if GPSD_API_MAJOR_VERSION > 14 || (GPSD_API_MAJOR_VERSION == 14 && defined(WATCH_READONLY))
+    return true;
+#else
+    return false;
+#endif
+}
+
+/// The attitude of an ATT report: true heading, magnetic heading, pitch and roll, NaN where gpsd sent none
+/// (libgps parses each ATT with NaN defaults) or libgps did not read the ATT, and its time if it had one. `mheading` came with gpsd 3.25
+/// without an API bump (3.24 and 3.25 are both API 14): `WATCH_READONLY`, new in the same release's gps.h,
+/// tells them apart.
+static inline void cgps_copy_attitude(const struct gps_data_t *data, cgps_report *report) {
+    strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
+    if (!(data->set & ATTITUDE_SET)) {
+        // libgps refused the ATT part-way (3.22 stops at a `time` that is a number) yet returns 0: none of it.
+        report->heading = report->magnetic_heading = report->pitch = report->roll = NAN;
+        return;
+    }
+    const struct attitude_t *attitude = &data->attitude;
+    report->has_time = attitude->mtime.tv_sec != 0;
+    report->time_sec = (int64_t)attitude->mtime.tv_sec;
+    report->time_nsec = (int64_t)attitude->mtime.tv_nsec;
+    report->heading = attitude->heading;
+#if GPSD_API_MAJOR_VERSION > 14 || (GPSD_API_MAJOR_VERSION == 14 && defined(WATCH_READONLY))
+    report->magnetic_heading = attitude->mheading;
+#else
+    report->magnetic_heading = NAN;
+#endif
+    report->pitch = attitude->pitch;
+    report->roll = attitude->roll;
 }
 
 /// Parses one gpsd JSON report with libgps (`gps_unpack`) into `data`, then copies it into `report`.
@@ -175,6 +213,7 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
         report->epd = fix->epd;
         report->climb = (data->set & CLIMB_SET) ? fix->climb : NAN;
         report->epc = fix->epc;
+        report->magnetic_var = fix->magnetic_var;
         cgps_copy_baseline(fix, report);
         strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
         break;
@@ -223,6 +262,9 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
         strncpy(report->device, data->dev.path, sizeof(report->device) - 1);
         break;
     }
+    case CGPS_CLASS_ATT:
+        cgps_copy_attitude(data, report);
+        break;
     case CGPS_CLASS_DEVICES:
         report->device_count = data->devices.ndevices;
         break;

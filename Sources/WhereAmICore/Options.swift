@@ -61,6 +61,10 @@ struct RequestOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Stream fixes until interrupted.")
     var follow = false
 
+    @Flag(name: .shortAndLong,
+          help: "Show a live panel of the receiver (the fix, its status, the satellites) until q or Ctrl-C. Standard output must be a terminal.")
+    var watch = false
+
     @Option(parsing: .unconditional, help: ArgumentHelp("With --follow: stop after this many fixes.", valueName: "n"))
     var count: Int?
 
@@ -93,6 +97,12 @@ struct RequestOptions: ParsableArguments {
         }
         if let interval, !(interval >= 0 && interval.isFinite) {
             throw ValidationError("--interval must be zero or more seconds")
+        }
+        if watch {
+            if follow { throw ValidationError("use either --follow or --watch, not both") }
+            if timeout != nil || maxAge != nil || accuracy != nil {
+                throw ValidationError("--timeout, --max-age and --accuracy do not go with --watch")
+            }
         }
         if !follow, count != nil || distance != nil || interval != nil {
             throw ValidationError("--count, --distance and --interval go with --follow")

@@ -14,6 +14,7 @@ struct SkyOptions: ParsableArguments {
     func check(request: RequestOptions, output: OutputOptions) throws {
         guard sky else { return }
         if request.follow { throw ValidationError("--sky prints the satellites once; --follow streams fixes") }
+        if request.watch { throw ValidationError("--sky prints the satellites once; --watch draws them live") }
         if request.accuracy != nil || request.maxAge != nil {
             throw ValidationError("--accuracy and --max-age are about fixes, not --sky")
         }

@@ -10,7 +10,8 @@ package struct WhereAmI: AsyncParsableCommand {
         commandName: "whereami",
         abstract: "Print where this machine is, from gpsd.",
         discussion: """
-            Prints one fix and exits, or with --follow streams fixes until interrupted. Fixes go to \
+            Prints one fix and exits, with --follow streams fixes until interrupted, or with --watch shows a \
+            live panel of the receiver until q is pressed. Fixes go to \
             standard output; status goes to standard error, a line for each change (connecting, \
             waiting for a fix with the satellites seen and used, fix lost, reconnecting and the like). One fix \
             waits up to 30 s unless --timeout says otherwise. A stream waits for gpsd (not running yet, say) and \
@@ -19,13 +20,20 @@ package struct WhereAmI: AsyncParsableCommand {
             elevation, azimuth, C/N0, used, health), once, as text or with --format json as one object; it \
             waits for them as one fix does.
 
+            --watch draws on the terminal, like gpsd's cgps: the position, the fix and its accuracy, speed, \
+            course, heading, the fix's age, the status, the satellites as a table with their signal and a \
+            plot of the sky (north up; rings at the horizon, 30 and 60 degrees of elevation; a satellite is the \
+            letter of its system, a capital when the fix uses it). It follows the terminal's size, and q, \
+            Ctrl-C, SIGINT and SIGTERM end it with the terminal as it was. When standard output is not a \
+            terminal, --watch refuses with exit status 64; --follow writes fixes as lines instead.
+
             SERVER is gpsd's address as gpsd's own clients take it: host[:port[:device]], an IPv6 \
             address in brackets; the default is localhost:2947. `whereami help` prints this help.
 
             Exit status:
-              0   a fix (or with --sky the satellites) was printed (or a stream ended normally, or by
-                  SIGINT/SIGTERM)
-              64  bad usage
+              0   a fix (or with --sky the satellites) was printed (or a stream or a watch ended
+                  normally, or by SIGINT/SIGTERM)
+              64  bad usage (or --watch without a terminal on standard output)
               66  the recording cannot be read or holds no gpsd reports
               69  gpsd cannot be reached (a single fix)
               74  standard output could not be written
@@ -44,12 +52,18 @@ package struct WhereAmI: AsyncParsableCommand {
         // The completions offer `help` as argument-parser's help subcommand, and the help mentions it: honour it.
         if connection.server == GPSDServer(host: "help") { throw CleanExit.helpRequest(self) }
         try satellites.check(request: request, output: output)
+        if request.watch, output.format != .text { throw ValidationError("--format does not go with --watch") }
     }
 
     mutating func run() async throws {
         // A reader that goes away (`whereami -f | head -1`) must end us through EPIPE, cleanly, not SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
-        let status = StatusReporter(quiet: output.quiet)
+        // The panel shows the status; a line on standard error would be written across it.
+        let status = StatusReporter(quiet: output.quiet || request.watch)
+        if request.watch, isatty(STDOUT_FILENO) != 1 {
+            status.fail("--watch draws on a terminal, and standard output is not one (--follow writes lines)")
+            throw ExitCode(64)
+        }
         do {
             let gps = try makeManager(status: status)
             // Each change of the manager's status, one line each (the stream is made before anything starts, so
@@ -61,6 +75,8 @@ package struct WhereAmI: AsyncParsableCommand {
             defer { reporter.cancel() }
             if satellites.sky {
                 try await printSky(from: gps, to: Output(), status: status)
+            } else if request.watch {
+                try await watch(from: gps, source: sourceDescription)
             } else if request.follow {
                 try await stream(from: gps, to: Output(), status: status)
             } else {
@@ -95,6 +111,13 @@ package struct WhereAmI: AsyncParsableCommand {
         let server = connection.server ?? .default
         status.say("asking gpsd at \(server)")
         return AsyncLocationManager(server: server)
+    }
+
+    /// Where fixes come from, for --watch's title: `gpsd at localhost:2947`, `replaying drive.gpsd.json`.
+    private var sourceDescription: String {
+        if let replay = connection.replay { return "replaying " + URL(filePath: replay).lastPathComponent }
+        if connection.demo { return "replaying " + Self.demoName }
+        return "gpsd at \(connection.server ?? .default)"
     }
 
     /// The name of the recording `--demo` replays (Resources/drive.gpsd.json, built into the program).

@@ -59,6 +59,28 @@ struct RobotPoseMessageTests {
         #expect(try object(publisher.message(for: update(young)))["state"] as? String == "repeat")
     }
 
+    @Test func aHeadingNearTheFixAddsTheOrientationOfItsYaw() throws {
+        var publisher = Publisher(staleAfter: .seconds(2))
+        let fresh = fix(arrivedAgo: .zero)
+        func heading(_ degrees: Double, secondsAfterTheFix: Double) -> Heading {
+            Heading(trueHeading: degrees, timestamp: fresh.timestamp.addingTimeInterval(secondsAfterTheFix))
+        }
+        func orientation(_ message: [String: Any]) -> [Double]? { message["orientation"] as? [Double] }
+        let north = try object(publisher.message(for: update(fresh), heading: heading(0, secondsAfterTheFix: 0.5)))
+        #expect(north["heading"] as? Double == 0)
+        let q = try #require(orientation(north))
+        // Facing north is a yaw of +90° in ROS's ENU frame: (0, 0, sin 45°, cos 45°).
+        #expect(q.count == 4 && q[0] == 0 && q[1] == 0 && abs(q[2] - 0.5.squareRoot()) < 1e-9 && abs(q[3] - 0.5.squareRoot()) < 1e-9)
+        let east = try object(publisher.message(for: update(fresh), heading: heading(90, secondsAfterTheFix: -1)))
+        #expect(orientation(east).map { abs($0[2]) < 1e-9 && abs($0[3] - 1) < 1e-9 } == true, "facing east is yaw 0")
+        let old = try object(publisher.message(for: update(fresh), heading: heading(90, secondsAfterTheFix: -3)))
+        #expect(old["heading"] == nil && old["orientation"] == nil, "a heading long before the fix says nothing of now")
+        let none = try object(publisher.message(for: update(fresh)))
+        #expect(none["orientation"] == nil, "no heading, no orientation: a course is none")
+        let stale = try object(publisher.message(for: update(fresh, status: .fixLost), heading: heading(0, secondsAfterTheFix: 0)))
+        #expect(stale["orientation"] == nil && stale["state"] as? String == "stale")
+    }
+
     @Test func aRestartIsMarkedOnceAndAFixOfUnknownAgeIsStale() throws {
         var publisher = Publisher(staleAfter: .seconds(60))
         var unknown = fix(arrivedAgo: .zero)

@@ -19,7 +19,8 @@ struct SkyTests {
 
     @Test("--sky refuses what is about fixes", arguments: [
         (["--format", "csv"], "not csv"), (["--format", "geojson"], "not geojson"), (["--format", "gpx"], "not gpx"),
-        (["--follow"], "--follow"), (["--accuracy", "5"], "--accuracy"), (["--max-age", "10"], "--max-age"),
+        (["--follow"], "--follow"), (["--watch"], "--watch"), (["--accuracy", "5"], "--accuracy"),
+        (["--max-age", "10"], "--max-age"),
     ] as [([String], String)])
     func refusals(arguments: [String], says: String) throws {
         #expect(throws: (any Error).self) { try WhereAmI.parse(["--sky"] + arguments) }

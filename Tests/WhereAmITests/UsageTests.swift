@@ -33,6 +33,10 @@ extension WhereAmIProcessTests {
             Case(arguments: ["--demo", "--replay", "drive.json"], says: ["--replay", "--demo"]),
             Case(arguments: ["--demo", "localhost"], says: ["--demo"]),
             Case(arguments: ["localhost", "otherhost"], says: ["otherhost"]),
+            Case(arguments: ["--watch", "--follow"], says: ["--follow", "--watch"]),
+            Case(arguments: ["-w", "--timeout", "5"], says: ["--timeout", "--watch"]),
+            Case(arguments: ["--watch", "--format", "json"], says: ["--format", "--watch"]),
+            Case(arguments: ["--watch", "--count", "2"], says: ["--count", "--follow"]),
         ]
 
         @Test("exit 64 with a message on stderr naming the problem, and the usage line", arguments: cases)
@@ -48,11 +52,20 @@ extension WhereAmIProcessTests {
             #expect(!result.stderr.contains("whereami: "), "fails before it starts (no status lines): \(result.stderr)")
         }
 
+        @Test("--watch with standard output not a terminal: exit 64, saying so and what writes lines, before connecting")
+        func watchNeedsATerminal() async throws {
+            let result = try await whereami("--watch", "--demo")
+            #expect(result.status == 64 && !result.endedBySignal, "\(result)")
+            #expect(result.stdout.isEmpty, "nothing on stdout: \(result.stdout)")
+            #expect(result.stderr == "whereami: --watch draws on a terminal, and standard output is not one "
+                    + "(--follow writes lines)\n", "\(result)")
+        }
+
         @Test("--help and --version exit 0 on stdout")
         func helpAndVersion() async throws {
             let help = try await whereami("--help")
             #expect(help.status == 0, "\(help)")
-            for text in ["USAGE: whereami", "--follow", "--format", "--replay", "--demo", "Exit status", "64", "69", "75"] {
+            for text in ["USAGE: whereami", "--follow", "--watch", "--format", "--replay", "--demo", "Exit status", "64", "69", "75"] {
                 #expect(help.stdout.contains(text), "help mentions \(text)")
             }
             let version = try await whereami("--version")

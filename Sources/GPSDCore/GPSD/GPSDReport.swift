@@ -11,6 +11,9 @@ package enum GPSDReport: Sendable, Equatable {
     case noFix(device: String?, time: Date?)
     /// A GST report: the receiver's 1-sigma position errors for the epoch at `time`.
     case deviation(Location.Deviation, device: String?, time: Date?)
+    /// An ATT report with a heading: its attitude, completed with the time and magnetic variation of the same
+    /// receiver's newest TPV where the ATT has none.
+    case attitude(Heading)
     /// A SKY report: the satellites seen and used, and the DOPs. `listed` is whether it had a satellite list:
     /// gpsd 3.23 on also sends SKYs of DOPs and a used count alone (after an NMEA GSA), whose view has none.
     case sky(SkyView, listed: Bool)
@@ -24,6 +27,6 @@ package enum GPSDReport: Sendable, Equatable {
     case error(String)
     /// A POLL reply, with the TPVs it carried (each already a report) and gpsd's time of the poll.
     case poll(time: Date?, reports: [GPSDReport])
-    /// Anything else (WATCH, ATT, …), or a fix dropped because its position cannot be true.
+    /// Anything else (WATCH, PPS, an ATT without a heading, …), or a fix dropped because its position cannot be true.
     case other
 }

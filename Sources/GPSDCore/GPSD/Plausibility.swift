@@ -19,6 +19,9 @@ package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
         case azimuth = "a satellite's azimuth beyond 0° to 360°"
         case signal = "a satellite's signal beyond 0 to 254 dB-Hz"
         case dilution = "a dilution of precision that is negative or absurd"
+        case heading = "a heading beyond 0° to 360°"
+        case attitude = "a pitch beyond ±90° or a roll beyond ±180°"
+        case magneticVariation = "a magnetic variation beyond ±180°"
     }
 
     package var kind: Kind
@@ -61,6 +64,14 @@ package enum Plausibility {
     static let speedError = 0.0...12_000.0
     /// Degrees, for the course error estimate.
     static let courseError = 0.0...360.0
+    /// Degrees clockwise from north, true or magnetic, for an ATT's heading; 360 is read as 0.
+    static let heading = 0.0...360.0
+    /// Degrees nose up or down: level is 0, straight up 90 (u-blox's HNR-ATT and ESF-ALG give pitch so).
+    package static let pitch = -90.0...90.0
+    /// Degrees either way round the vehicle's long axis.
+    package static let roll = -180.0...180.0
+    /// Degrees, east positive: magnetic north is at most half a turn from true north.
+    static let magneticVariation = -180.0...180.0
     /// Satellites a receiver can see (or use) at once: more than all four global constellations have in orbit.
     package static let satellites = 0...255
     /// Degrees above the horizon, for a satellite's elevation.

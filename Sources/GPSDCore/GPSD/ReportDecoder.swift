@@ -14,6 +14,11 @@ package final class ReportDecoder {
     /// What the last ``decode(_:)`` found that cannot be true: values it left out of the report, or the reason
     /// it dropped a fix (the report is then ``GPSDReport/other``).
     package private(set) var problems: [ReportProblem] = []
+    /// What an ATT takes from each receiver's newest TPV (keyed by device path, "" for none): its time and gpsd's
+    /// magnetic variation. At most ``maximumReceivers``.
+    private var newestTPVs: [String: (time: Date?, magneticVariation: Double?)] = [:]
+    /// The most receivers whose newest TPV is kept for their ATTs: more are forgotten all at once.
+    static let maximumReceivers = 16
     /// The copy of the line libgps parses, kept from one report to the next so that decoding allocates nothing.
     private var scratch: [CChar] = []
 
@@ -31,6 +36,10 @@ package final class ReportDecoder {
     /// The libgps API the package was built against (gpsd 3.22: 11, 3.25: 14, 3.27: 16). What it parses
     /// depends on it: RTK baselines only from 13 on, for one.
     package static var libgpsAPIVersion: Int { Int(cgps_api_major_version()) }
+
+    /// Whether the libgps the package was built against reads an ATT's magnetic heading (`mheading`, gpsd 3.25
+    /// and later); without it a ``Heading/magneticHeading`` comes only from a TPV's magnetic variation.
+    package static var libgpsReadsMagneticHeading: Bool { cgps_reads_magnetic_heading() }
 
     /// The bytes the last ``decode(_:)`` handed to libgps and walked itself: a measure of its work, which grows
     /// with the line's length and no faster, however the line nests (a test holds it to that).
@@ -71,7 +80,7 @@ package final class ReportDecoder {
         }
         guard let shape, !onlyTPV || shape.className == "TPV" else { return nil }
         switch shape.className {
-        case "TPV", "GST", "VERSION", "DEVICE", "ERROR":
+        case "TPV", "GST", "VERSION", "DEVICE", "ERROR", "ATT":
             guard shape.isFlat, shape.namesFit else { return nil }
         case "SKY":
             guard shape.nestsOnlySatellites, shape.namesFit else { return nil }
@@ -84,7 +93,12 @@ package final class ReportDecoder {
         switch report.report_class {
         case CGPS_CLASS_TPV:
             bytesExamined += line.count   // the search for its time's text
-            return tpvReport(notATime: Plausibility.firstTimeTextNotACalendarTime(in: line))
+            let tpv = tpvReport(notATime: Plausibility.firstTimeTextNotACalendarTime(in: line))
+            if !onlyTPV { noteForAttitude(tpv) }
+            return tpv
+        case CGPS_CLASS_ATT:
+            bytesExamined += line.count
+            return attitudeReport(notATime: Plausibility.firstTimeTextNotACalendarTime(in: line))
         case CGPS_CLASS_SKY:
             bytesExamined += line.count   // the search for its time's text
             return skyReport(listed: !shape.isFlat, notATime: Plausibility.firstTimeTextNotACalendarTime(in: line))
@@ -145,6 +159,59 @@ package final class ReportDecoder {
             status: Location.Status(gpsdStatus: report.status),
             device: device
         ))
+    }
+
+    /// An ATT's heading, its values checked against ``Plausibility``: an ATT without a possible true heading is
+    /// ``GPSDReport/other`` (pitch and roll alone are no heading; a magnetic heading alone is one only with the
+    /// magnetic variation of the same receiver's newest TPV), any other value that cannot be true is left out.
+    /// Its time, if it has none, and its magnetic heading, if gpsd gave none, come from that TPV too
+    /// (``Heading/timestamp``, ``Heading/magneticHeading``).
+    private func attitudeReport(notATime: String?) -> GPSDReport {
+        func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
+            Plausibility.check(value, range, kind, into: &problems)
+        }
+        let device = deviceText()
+        var timestamp: Date? = report.has_time ? GPSDTime.date(seconds: report.time_sec, nanoseconds: report.time_nsec) : nil
+        if notATime != nil || timestamp.map(Plausibility.isPlausible) == false {
+            problems.append(ReportProblem(.time, notATime ?? timestamp.flatMap(GPSDTime.string(from:)) ?? ""))
+            timestamp = nil
+        }
+        let tpv = newestTPVs[device ?? ""]
+        let variation = tpv?.magneticVariation
+        let reportedTrue = check(report.heading, Plausibility.heading, .heading).map(Self.normalized)
+        let reportedMagnetic = check(report.magnetic_heading, Plausibility.heading, .heading).map(Self.normalized)
+        // A magnetic compass alone ($HDM, gpsd 3.25+) gives true north only where gpsd knows the variation.
+        guard let trueHeading = reportedTrue ?? reportedMagnetic.flatMap({ magnetic in variation.map { Self.normalized(magnetic + $0) } })
+        else { return .other }
+        return .attitude(Heading(
+            trueHeading: trueHeading,
+            magneticHeading: reportedMagnetic ?? variation.map { Self.normalized(trueHeading - $0) },
+            pitch: check(report.pitch, Plausibility.pitch, .attitude),
+            roll: check(report.roll, Plausibility.roll, .attitude),
+            timestamp: timestamp ?? tpv?.time,
+            device: device))
+    }
+
+    /// Notes a TPV's time and gpsd's magnetic variation for its receiver's ATTs.
+    private func noteForAttitude(_ tpv: GPSDReport) {
+        let (device, time): (String?, Date?)
+        switch tpv {
+        case .fix(let location): (device, time) = (location.device, location.timestamp)
+        case .fixWithoutTime(let path): (device, time) = (path, nil)
+        case .noFix(let path, let noted): (device, time) = (path, noted)
+        default: return   // a fix dropped: nothing to go by
+        }
+        let key = device ?? ""
+        if newestTPVs[key] == nil, newestTPVs.count >= Self.maximumReceivers { newestTPVs.removeAll() }
+        let variation = Plausibility.check(report.magnetic_var, Plausibility.magneticVariation, .magneticVariation, into: &problems)
+        newestTPVs[key] = (time, variation)
+    }
+
+    /// Degrees in 0 ..< 360 (360 is 0, -10 is 350).
+    private static func normalized(_ degrees: Double) -> Double {
+        let turned = degrees.truncatingRemainder(dividingBy: 360)
+        let positive = turned < 0 ? turned + 360 : turned
+        return positive >= 360 ? 0 : positive + 0   // a tiny negative rounds up to 360; -0 becomes 0
     }
 
     /// A SKY: its satellites, counts and DOPs, each value checked against ``Plausibility``. Counts that cannot be

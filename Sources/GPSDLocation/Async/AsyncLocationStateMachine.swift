@@ -196,7 +196,7 @@ extension SubscriptionEvent {
     var endsARequest: Bool {
         switch self {
         case .location, .ended: true
-        case .rejected, .rejectionEnded, .status: false
+        case .rejected, .rejectionEnded, .status, .heading: false
         }
     }
 }

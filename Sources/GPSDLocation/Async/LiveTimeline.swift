@@ -13,7 +13,8 @@ struct LiveTimeline {
     private var connectedBefore = false
     private var connecting = false
 
-    /// The update `event` makes, or `nil` for the end (the outlet finishes the sequence).
+    /// The update `event` makes, or `nil` for the end (the outlet finishes the sequence) and for what a timeline
+    /// does not follow.
     mutating func update(for event: SubscriptionEvent) -> LocationUpdate? {
         var restarted = false
         switch event {
@@ -52,6 +53,8 @@ struct LiveTimeline {
             status = new
         case .ended:
             return nil
+        case .heading:
+            return nil   // a timeline never subscribes for headings
         }
         return make(isNewFix: false, restarted: restarted)
     }

@@ -27,6 +27,18 @@ package struct StreamOutlet: Sendable {
             },
             finish: { channel.finish() })
     }
+
+    /// A sequence of headings: the headings of each batch go to `channel` together, an end finishes it.
+    package static func headings(_ channel: UpdateChannel<Heading>) -> StreamOutlet {
+        StreamOutlet(
+            pass: { events in
+                channel.send(events, end: events.last?.end) { event in
+                    guard case .heading(let heading) = event else { return nil }
+                    return heading
+                }
+            },
+            finish: { channel.finish() })
+    }
 }
 
 extension SubscriptionEvent {

@@ -67,10 +67,17 @@ struct DelegateCall {
         case failure(LocationError)
         case status(LocationStatus)
         case rejection(FixRejection)
+        case heading(Heading)
     }
 
     var kind: Kind
+    /// The generation it was decided in: the heading generation for a heading.
     var generation: Int
+
+    /// Whether ``LocationManager/stopUpdatingHeading()`` drops it, rather than ``LocationManager/stopUpdatingLocation()``.
+    var isHeading: Bool {
+        if case .heading = kind { true } else { false }
+    }
 }
 
 extension DeliveryQueue<DelegateCall> {
@@ -83,6 +90,7 @@ extension DeliveryQueue<DelegateCall> {
             case .reportStatus(let status, let generation): append(DelegateCall(kind: .status(status), generation: generation))
             case .reportRejection(let rejection, let generation):
                 append(DelegateCall(kind: .rejection(rejection), generation: generation))
+            case .deliverHeading(let heading, let generation): append(DelegateCall(kind: .heading(heading), generation: generation))
             default: break
             }
         }

@@ -116,7 +116,7 @@ extension LocationManager {
                 }.1
             case .requestHeldFix(let session):
                 session.requestHeldFix()
-            case .deliver, .fail, .reportStatus, .reportRejection:
+            case .deliver, .deliverHeading, .fail, .reportStatus, .reportRejection:
                 // Queued in the outbox, in the order decided: each block makes the oldest call still there. A
                 // replay waits while too many are queued.
                 delegatePacing?.handedOn()
@@ -191,21 +191,25 @@ extension LocationManager {
         defer { delegatePacing?.took() }
         let thread = SystemThread.currentID
         let call = storage.update { state -> (any LocationManagerDelegate, DelegateCall)? in
-            guard let call = state.outbox.popFirst(), state.machine.subscriptions.generation == call.generation,
-                  let delegate = state.delegate else { return nil }
-            state.callbacks.append((thread, call.generation))
+            guard let call = state.outbox.popFirst(), let delegate = state.delegate,
+                  call.generation == (call.isHeading ? state.machine.subscriptions.headingGeneration
+                                                     : state.machine.subscriptions.generation) else { return nil }
+            state.callbacks.append((thread, call.generation, call.isHeading))
             return (delegate, call)
         }
         guard let (delegate, call) = call else { return }
-        let generation = call.generation
+        let (generation, isHeading) = (call.generation, call.isHeading)
         switch call.kind {
         case .locations(let locations): delegate.locationManager(self, didUpdateLocations: locations)
         case .failure(let error): delegate.locationManager(self, didFailWithError: error)
         case .status(let status): delegate.locationManager(self, didChangeStatus: status)
         case .rejection(let rejection): delegate.locationManager(self, didRejectFixes: rejection)
+        case .heading(let heading): delegate.locationManager(self, didUpdateHeading: heading)
         }
         storage.update { state in
-            if let index = state.callbacks.lastIndex(where: { $0.thread == thread && $0.generation == generation }) {
+            if let index = state.callbacks.lastIndex(where: {
+                $0.thread == thread && $0.generation == generation && $0.isHeading == isHeading
+            }) {
                 state.callbacks.remove(at: index)
             }
         }
@@ -241,7 +245,7 @@ struct ActionBatch {
             actions[index] = .notify(consumer, [])
             batch += notices
             actions[index] = .notify(consumer, batch)
-        case .observe, .deliver, .fail, .reportStatus, .reportRejection, .log:
+        case .observe, .deliver, .deliverHeading, .fail, .reportStatus, .reportRejection, .log:
             actions.append(action)
         default:
             batches.removeAll(keepingCapacity: true)

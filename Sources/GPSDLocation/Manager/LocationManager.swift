@@ -233,6 +233,6 @@ public final class LocationManager: Sendable {
         }
         settleSessions(upTo: session)
         guard !insideCallback else { return }
-        storage.wait { $0.callbacks.allSatisfy { $0.generation >= generation } }
+        storage.wait { $0.callbacks.allSatisfy { $0.isHeading || $0.generation >= generation } }
     }
 }

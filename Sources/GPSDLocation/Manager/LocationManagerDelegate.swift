@@ -27,6 +27,9 @@ public protocol LocationManagerDelegate: AnyObject, Sendable {
     /// ``LocationManager/staleTimeout``: the delegate is not left wondering why it hears nothing. Told once, until
     /// a fix passes again. Optional.
     func locationManager(_ manager: LocationManager, didRejectFixes rejection: FixRejection)
+    /// A new heading, while ``LocationManager/startUpdatingHeading()`` is on: one that differs by at least
+    /// ``LocationManager/headingFilter`` from the last. Optional.
+    func locationManager(_ manager: LocationManager, didUpdateHeading heading: Heading)
 }
 
 extension LocationManagerDelegate {
@@ -35,4 +38,7 @@ extension LocationManagerDelegate {
 
     /// Does nothing: a delegate need not hear of rejected fixes.
     public func locationManager(_ manager: LocationManager, didRejectFixes rejection: FixRejection) {}
+
+    /// Does nothing: a delegate need not follow the heading.
+    public func locationManager(_ manager: LocationManager, didUpdateHeading heading: Heading) {}
 }

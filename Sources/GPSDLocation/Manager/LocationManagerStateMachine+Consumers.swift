@@ -14,6 +14,16 @@ extension LocationManagerStateMachine {
         return demandChanged()
     }
 
+    mutating func startUpdatingHeading() -> [Action] {
+        subscriptions.startDelegateHeadings()
+        return demandChanged()
+    }
+
+    mutating func stopUpdatingHeading() -> [Action] {
+        subscriptions.stopDelegateHeadings()
+        return demandChanged()
+    }
+
     /// A new one-shot request of the delegate, replacing a pending one; it fails after ``requestTimeout``.
     mutating func requestLocation() -> [Action] {
         let number = subscriptions.requestDelegateLocation(sawConnection: session.isConnected)

@@ -106,6 +106,12 @@ extension LocationManagerStateMachine {
                 guard case .fix(let location) = report else { return [] }
                 return receive(location, origin: .held(polledAt: time), now: now, arrival: arrival)
             }
+        case .attitude(let heading):
+            self.heading = heading
+            let delivery = subscriptions.deliver(heading)
+            return delivery.notifications.actions
+                + (delivery.toDelegate ? [.deliverHeading(heading, generation: subscriptions.headingGeneration)] : [])
+                + announce(status.reportArrived())
         case .sky(let view, let listed):
             let view = epochs.sky(view, listed: listed)
             return observe(.satellites(view)) + announce(status.sky(view.count))

@@ -22,6 +22,9 @@ struct LocationManagerStateMachine {
         /// Call the delegate with these fixes, unless ``LocationManager/stopUpdatingLocation()`` came in between
         /// (the generation changed).
         case deliver([Location], generation: Int)
+        /// Call the delegate with a heading, unless ``LocationManager/stopUpdatingHeading()`` came in between (the
+        /// heading generation changed).
+        case deliverHeading(Heading, generation: Int)
         case fail(LocationError, generation: Int)
         case reportStatus(LocationStatus, generation: Int)
         /// Tell the delegate its desired accuracy has rejected every fix for the stale timeout.
@@ -47,6 +50,8 @@ struct LocationManagerStateMachine {
     var subscriptions = SubscriptionTable()
     var epochs = EpochAssembly()
     var status = StatusTracker()
+    /// The newest heading gpsd reported (an ATT with a heading), whoever wanted it.
+    var heading: Heading?
     var requestTimeout: Duration
 
     init(requestTimeout: Duration, jitterSeed: UInt64) {

@@ -15,8 +15,9 @@ final class ManagerStorage: Sendable {
         var logger = Logger(label: "GPSDLocation")
         /// Delegate calls decided and not yet made, in the order they were decided.
         var outbox = DeliveryQueue<DelegateCall>()
-        /// The delegate callbacks running now: on which thread, of which generation.
-        var callbacks: [(thread: UInt, generation: Int)] = []
+        /// The delegate callbacks running now: on which thread, of which generation (the heading generation for a
+        /// heading's).
+        var callbacks: [(thread: UInt, generation: Int, isHeading: Bool)] = []
         /// The thread that carries out the opening or closing of a session under way: a stop on it cannot wait
         /// for that.
         var transitionThread: UInt?

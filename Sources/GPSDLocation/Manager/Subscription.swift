@@ -10,8 +10,10 @@ package struct SubscriptionID: Hashable, Sendable, Comparable, CustomStringConve
     static let delegateUpdates = SubscriptionID(rawValue: 0)
     /// The delegate's one-shot request (``LocationManager/requestLocation()``).
     static let delegateRequest = SubscriptionID(rawValue: 1)
+    /// The delegate's headings (``LocationManager/startUpdatingHeading()``).
+    static let delegateHeadings = SubscriptionID(rawValue: 2)
     /// The first id handed to other consumers.
-    static let firstReservable = 2
+    static let firstReservable = 3
 
     package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
     package var description: String { "#\(rawValue)" }
@@ -40,6 +42,13 @@ package struct SubscriptionRequest: Sendable, Equatable {
              followsStatus: true)
     }
 
+    /// Every heading that passes `filter` (degrees from the last delivered, ``Heading/passes(headingFilter:since:)``),
+    /// until unsubscribed or ended; no fixes.
+    package static func headings(filter: Double?) -> Self {
+        Self(isOneShot: false, maximumAge: nil, desiredAccuracy: nil, distanceFilter: nil, takesHeadings: true,
+             headingFilter: filter)
+    }
+
     package var isOneShot: Bool
     package var maximumAge: Duration?
     package var desiredAccuracy: Double?
@@ -47,6 +56,10 @@ package struct SubscriptionRequest: Sendable, Equatable {
     package var delivery: EpochDelivery = .asReported
     /// Whether it is told of each change of the manager's status (``SubscriptionEvent/status(_:)``).
     package var followsStatus = false
+    /// Whether it takes headings (``SubscriptionEvent/heading(_:)``) instead of fixes.
+    package var takesHeadings = false
+    /// For headings: how many degrees one must differ from the last delivered; `nil` or 0 takes every one.
+    package var headingFilter: Double?
 }
 
 /// Receives the events of its subscriptions a batch at a time: everything one report (a fix, a failure) means
@@ -94,6 +107,8 @@ package enum SubscriptionEvent: Sendable, Equatable {
     case rejectionEnded
     /// The manager's status changed (for a subscription that follows it: a live timeline).
     case status(LocationStatus)
+    /// A heading that passed the subscription's filter (for a subscription that takes headings).
+    case heading(Heading)
 }
 
 /// What an observer is told: an event, numbered in the order the manager decided it. Observers are called

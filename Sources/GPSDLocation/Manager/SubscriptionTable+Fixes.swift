@@ -26,6 +26,7 @@ extension SubscriptionTable {
         var index = subscriptions.startIndex
         while index != subscriptions.endIndex {
             defer { subscriptions.formIndex(after: &index) }
+            if subscriptions.values[index].takesHeadings { continue }
             if held {
                 guard subscriptions.values[index].takesHeldFix(aged: location.arrival?.delay) else {
                     if subscriptions.values[index].wantsHeldFix { subscriptions.values[index].refusedHeldFix = location }

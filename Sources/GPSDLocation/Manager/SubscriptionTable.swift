@@ -12,6 +12,8 @@ struct SubscriptionTable {
     /// ``LocationManager/distanceFilter``.
     var desiredAccuracy: Double?
     var distanceFilter: Double?
+    /// The delegate's heading filter: the manager's ``LocationManager/headingFilter``.
+    var headingFilter: Double? = 1
 
     /// Changed only by the table's own methods, here and in +Fixes.
     var subscriptions: [SubscriptionID: Subscription] = [:]
@@ -25,12 +27,17 @@ struct SubscriptionTable {
     private var delegateRequestNumber = 0
     /// Bumped by ``stopDelegate()``: deliveries to the delegate decided before it are dropped.
     private(set) var generation = 0
+    /// Bumped by ``stopDelegateHeadings()``: headings for the delegate decided before it are dropped.
+    private(set) var headingGeneration = 0
 
     /// Whether anything wants a session open: the one rule.
     var wantsSession: Bool { !subscriptions.isEmpty }
 
     /// Whether the delegate holds a subscription, and so hears of status changes.
-    var delegateSubscribed: Bool { subscriptions[.delegateUpdates] != nil || subscriptions[.delegateRequest] != nil }
+    var delegateSubscribed: Bool {
+        subscriptions[.delegateUpdates] != nil || subscriptions[.delegateRequest] != nil
+            || subscriptions[.delegateHeadings] != nil
+    }
 
     /// Whether a request waits for gpsd's held fix.
     var wantsHeldFix: Bool { subscriptions.values.contains(where: \.wantsHeldFix) }
@@ -48,6 +55,19 @@ struct SubscriptionTable {
         subscriptions[.delegateUpdates] = nil
         subscriptions[.delegateRequest] = nil
         generation += 1
+    }
+
+    /// The delegate's headings: every one that passes ``headingFilter``, until ``stopDelegateHeadings()``.
+    mutating func startDelegateHeadings() {
+        if subscriptions[.delegateHeadings] == nil {
+            subscriptions[.delegateHeadings] = Subscription(consumer: .delegate, isOneShot: false, takesHeadings: true)
+        }
+    }
+
+    /// Ends the delegate's headings: those decided for it before are dropped.
+    mutating func stopDelegateHeadings() {
+        subscriptions[.delegateHeadings] = nil
+        headingGeneration += 1
     }
 
     /// A new one-shot request of the delegate, replacing a pending one. Returns its number, for its timeout.
@@ -78,7 +98,8 @@ struct SubscriptionTable {
     ) -> Bool {
         guard reserved.remove(id) != nil else { return false }
         subscriptions[id] = Subscription(
-            consumer: .consumer(consumer, request), isOneShot: request.isOneShot, sawConnection: sawConnection)
+            consumer: .consumer(consumer, request), isOneShot: request.isOneShot, takesHeadings: request.takesHeadings,
+            sawConnection: sawConnection)
         return true
     }
 
@@ -254,6 +275,9 @@ struct Subscription {
 
     var consumer: Consumer
     var isOneShot: Bool
+    /// Whether it takes headings instead of fixes: the delegate's (``SubscriptionID/delegateHeadings``) or a
+    /// consumer's (``SubscriptionRequest/headings(filter:)``).
+    var takesHeadings = false
     /// For a one-shot request: whether a session has connected since it subscribed. One that never saw a
     /// connection fails with the first failed attempt; one whose connection dropped waits for the next.
     var sawConnection = false
@@ -261,6 +285,8 @@ struct Subscription {
     var notices: UInt64 = 0
     /// The last fix delivered, for the distance filter.
     var lastDelivered: Location?
+    /// The last heading delivered, for the heading filter.
+    var lastHeading: Heading?
     /// The best fix that did not qualify, for a one-shot's failure.
     var best: Location?
     /// For a one-shot with a maximum age: the newest fix gpsd held that was too old, or of unknown age.

@@ -92,6 +92,7 @@ struct BatchDeliveryTests {
         batch.append(.notify(second, [notice(1)]))
         batch.append(.deliver([.sample(second: 2)], generation: 0))
         batch.append(.notify(first, [notice(2), notice(3)]))
+        batch.append(.deliverHeading(Heading(trueHeading: 46.5), generation: 0))
         batch.append(.notify(first, [notice(4)]))
         // The first consumer's notices join its batch in the first slot; everything else keeps its place.
         func describe(_ action: LocationManagerStateMachine.Action) -> String {
@@ -99,7 +100,7 @@ struct BatchDeliveryTests {
             let name = consumer === first ? "first" : consumer === second ? "second" : "other"
             return "notify \(name) " + notices.map { String($0.number) }.joined(separator: ",")
         }
-        #expect(batch.actions.map(describe) == ["notify first 1,2,3,4", "observe", "notify second 1", "deliver"])
+        #expect(batch.actions.map(describe) == ["notify first 1,2,3,4", "observe", "notify second 1", "deliver", "deliver heading"])
     }
 
     @Test func noticesNeverMoveAcrossAnOpeningAClosingARequestOrATimer() {
@@ -135,6 +136,7 @@ struct BatchDeliveryTests {
         case .scheduleWatchdog: "watchdog"
         case .observe: "observe"
         case .deliver: "deliver"
+        case .deliverHeading: "deliver heading"
         case .fail: "fail"
         case .reportStatus: "status"
         case .reportRejection: "rejection"

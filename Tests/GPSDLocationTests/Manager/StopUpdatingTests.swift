@@ -72,7 +72,7 @@ struct StopUpdatingTests {
         let (first, second) = (Location.sample(second: 1), Location.sample(second: 2))
         let failure = LocationError(.locationUnknown, "no fix")
         outbox.queue([.deliver([first], generation: 0), .openSession(number: 1), .fail(failure, generation: 0)])
-        outbox.queue([.deliver([second], generation: 1)])
+        outbox.queue([.deliver([second], generation: 1), .deliverHeading(Heading(trueHeading: 46.5), generation: 0)])
         var made: [String] = []
         while let call = outbox.popFirst() {
             let generation = call.generation
@@ -81,9 +81,10 @@ struct StopUpdatingTests {
             case .failure(let error): made.append("\(error.code) in \(generation)")
             case .status(let status): made.append("\(status) in \(generation)")
             case .rejection(let rejection): made.append("\(rejection) in \(generation)")
+            case .heading(let heading): made.append("\(heading.trueHeading)° in heading \(generation)")
             }
         }
-        #expect(made == ["[\"1 ±5.0\"] in 0", "location unknown in 0", "[\"2 ±5.0\"] in 1"])
+        #expect(made == ["[\"1 ±5.0\"] in 0", "location unknown in 0", "[\"2 ±5.0\"] in 1", "46.5° in heading 0"])
         #expect(outbox.popFirst() == nil)
     }
 }

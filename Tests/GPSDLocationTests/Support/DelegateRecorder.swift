@@ -22,6 +22,12 @@ final class DelegateEventLog: Sendable {
     private let storage = Locked<[DelegateEvent]>([])
     private let statusStorage = Locked<[LocationStatus]>([])
     private let rejectionStorage = Locked<[FixRejection]>([])
+    private let headingStorage = Locked<[Heading]>([])
+
+    func append(_ heading: Heading) { headingStorage.withLock { $0.append(heading) } }
+
+    /// The headings it was given, in order (kept apart from ``events``).
+    var headings: [Heading] { headingStorage.withLock { $0 } }
 
     func append(_ rejection: FixRejection) { rejectionStorage.withLock { $0.append(rejection) } }
 
@@ -72,6 +78,11 @@ final class DelegateRecorder: LocationManagerDelegate {
     var errors: [LocationError] { log.errors }
     var statuses: [LocationStatus] { log.statuses }
     var rejections: [FixRejection] { log.rejections }
+    var headings: [Heading] { log.headings }
+
+    func locationManager(_ manager: LocationManager, didUpdateHeading heading: Heading) {
+        log.append(heading)
+    }
 
     func locationManager(_ manager: LocationManager, didChangeStatus status: LocationStatus) {
         log.append(status)

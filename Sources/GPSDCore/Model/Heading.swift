@@ -1,0 +1,67 @@
+public import FoundationEssentials
+
+/// Which way a vehicle points, from gpsd's ATT report: a gyrocompass, a magnetic compass, an IMU or a
+/// dual-antenna receiver, as CoreLocation's `CLHeading` has it.
+///
+/// A heading is where the vehicle's bow points; course over ground (``Location/course``) is where it moves. The
+/// two differ for a boat in a current, a car reversing or a robot turning on the spot, and a receiver standing
+/// still has no course at all: a course is never passed off as a heading, and none is made from one.
+///
+/// Values gpsd did not report are `nil`, never NaN or a sentinel.
+///
+/// ```swift
+/// for try await heading in gps.headingUpdates(filter: 5) {
+///     print("pointing \(heading.trueHeading)° true")
+/// }
+/// ```
+public struct Heading: Sendable, Hashable, Codable {
+    /// Degrees clockwise from true north, 0 ..< 360: gpsd's `heading`, or else its magnetic heading (`mheading`)
+    /// plus the magnetic variation gpsd gave in the same receiver's newest TPV (`magvar`, east positive). gpsd
+    /// sends no true heading for a magnetic compass alone: without a fix there is no variation, and no heading.
+    public var trueHeading: Double
+    /// Degrees clockwise from magnetic north, 0 ..< 360: gpsd's own (`mheading`, from gpsd 3.25 on, libgps
+    /// API 14), or else ``trueHeading`` less the magnetic variation gpsd gave in the same receiver's newest TPV
+    /// (`magvar`, east positive); `nil` when neither is known.
+    public var magneticHeading: Double?
+    /// The heading's estimated error in degrees; `nil` when not known. gpsd's ATT carries none (up to 3.27), so a
+    /// heading from gpsd has none.
+    public var headingAccuracy: Double?
+    /// Pitch in degrees, -90 ... 90, as the sensor reports it (gpsd `pitch`).
+    public var pitch: Double?
+    /// Roll in degrees, -180 ... 180, as the sensor reports it (gpsd `roll`).
+    public var roll: Double?
+    /// When it was measured: the ATT's own time, or else that of the newest fix gpsd reported from the same
+    /// receiver before it (the time of its epoch: gpsd 3.25 sends an ATT right after that epoch's TPV, and NMEA
+    /// heading sentences carry no time); `nil` when there was neither.
+    public var timestamp: Date?
+    /// The receiver or sensor that reported it (gpsd's device path), if known.
+    public var device: String?
+
+    /// A heading: `Heading(trueHeading: 46.5, magneticHeading: 43.2)`.
+    public init(
+        trueHeading: Double, magneticHeading: Double? = nil, headingAccuracy: Double? = nil, pitch: Double? = nil,
+        roll: Double? = nil, timestamp: Date? = nil, device: String? = nil
+    ) {
+        self.trueHeading = trueHeading
+        self.magneticHeading = magneticHeading
+        self.headingAccuracy = headingAccuracy
+        self.pitch = pitch
+        self.roll = roll
+        self.timestamp = timestamp
+        self.device = device
+    }
+
+    /// The smaller angle, in degrees (0 ... 180), between this heading's ``trueHeading`` and `other`'s: 350° and
+    /// 10° are 20° apart.
+    public func angle(from other: Heading) -> Double {
+        let difference = abs(trueHeading - other.trueHeading).truncatingRemainder(dividingBy: 360)
+        return min(difference, 360 - difference)
+    }
+
+    /// Whether it differs from `last` by at least `filter` degrees (``angle(from:)``): `nil` or 0 passes every
+    /// heading, as does the first (`last` is `nil`).
+    public func passes(headingFilter filter: Double?, since last: Heading?) -> Bool {
+        guard let filter, filter > 0, let last else { return true }
+        return angle(from: last) >= filter
+    }
+}

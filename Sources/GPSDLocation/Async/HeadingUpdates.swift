@@ -1,0 +1,69 @@
+import GPSDCore
+
+/// Headings as they come, for one consumer: what ``AsyncLocationManager/headingUpdates(filter:bufferingPolicy:)``
+/// returns. An `AsyncSequence` that also counts the headings its buffering policy dropped because the consumer fell
+/// behind (from a live gpsd only: a replay waits for its consumers instead).
+public struct HeadingUpdates: AsyncSequence, Sendable {
+    public typealias Element = Heading
+    public typealias Failure = any Error
+
+    let reference: ChannelReference<Heading>
+
+    init(_ channel: UpdateChannel<Heading>) { reference = ChannelReference(channel) }
+
+    /// How many headings were dropped so far because the consumer had not taken them when the buffer was full.
+    /// Always 0 for a replay.
+    public var droppedCount: Int { reference.channel.droppedCount }
+
+    /// Iterates the headings.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let iteration: ChannelIteration<Heading>
+
+        public mutating func next() async throws -> Heading? {
+            try await iteration.reference.channel.next(isolation: #isolation)
+        }
+
+        /// The next heading, taken on the caller's actor: no hop to another executor and back for each.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> Heading? {
+            try await iteration.reference.channel.next(isolation: actor)
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iteration: ChannelIteration(reference)) }
+}
+
+extension AsyncLocationManager {
+    /// The default buffering of ``headingUpdates(filter:bufferingPolicy:)`` from a live gpsd: the newest 16
+    /// headings. (A replay waits for its consumers instead, and drops nothing.)
+    public static let defaultHeadingBufferingPolicy: AsyncThrowingStream<Heading, any Error>.Continuation.BufferingPolicy =
+        .bufferingNewest(16)
+
+    /// Headings as gpsd reports them (its ATT reports), each that differs by at least `filter` degrees from the
+    /// last this sequence delivered, until the consumer stops iterating, its task is cancelled, or ``stop()`` is
+    /// called.
+    ///
+    /// The sequence holds a subscription of the manager, which watches gpsd while it lasts, as
+    /// ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)`` does: it goes on through
+    /// reconnections, a fatal failure ends it by throwing a ``LocationError``, the end of a recording ends it
+    /// normally. A replay waits for its consumer rather than drop a heading; `bufferingPolicy` applies to a live
+    /// gpsd. Course over ground is never passed off as a heading: a receiver without a heading sensor gives none
+    /// (<doc:Headings> says which gpsd releases report which receivers' headings).
+    ///
+    /// ```swift
+    /// for try await heading in gps.headingUpdates(filter: 5) {
+    ///     robot.turn(to: heading.trueHeading)
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - filter: degrees a heading must differ from the last delivered (350° and 10° differ by 20°); `nil` or 0
+    ///     delivers every one. 1 by default, as CoreLocation's `headingFilter`.
+    ///   - bufferingPolicy: what to keep from a live gpsd for a consumer that falls behind; by default
+    ///     ``defaultHeadingBufferingPolicy``, the newest 16. A replay keeps everything, and waits.
+    public func headingUpdates(
+        filter: Double? = 1,
+        bufferingPolicy: AsyncThrowingStream<Heading, any Error>.Continuation.BufferingPolicy =
+            AsyncLocationManager.defaultHeadingBufferingPolicy
+    ) -> HeadingUpdates {
+        HeadingUpdates(subscribed(.headings(filter: filter), limit: .init(bufferingPolicy), outlet: StreamOutlet.headings))
+    }
+}

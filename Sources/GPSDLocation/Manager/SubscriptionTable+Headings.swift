@@ -1,0 +1,34 @@
+import GPSDCore
+
+extension SubscriptionTable {
+    /// What a heading means for the subscriptions.
+    struct HeadingDelivery {
+        var notifications = Notifications()
+        /// Whether the delegate is called with the heading.
+        var toDelegate = false
+    }
+
+    /// A heading from the session: each subscription that takes headings gets it if it passes its filter
+    /// (the delegate's is ``headingFilter``), measured from the last it got.
+    mutating func deliver(_ heading: Heading) -> HeadingDelivery {
+        var delivery = HeadingDelivery()
+        var index = subscriptions.startIndex
+        while index != subscriptions.endIndex {
+            defer { subscriptions.formIndex(after: &index) }
+            guard subscriptions.values[index].takesHeadings else { continue }
+            let filter: Double?
+            switch subscriptions.values[index].consumer {
+            case .delegate: filter = headingFilter
+            case .consumer(_, let request): filter = request.headingFilter
+            }
+            guard heading.passes(headingFilter: filter, since: subscriptions.values[index].lastHeading) else { continue }
+            subscriptions.values[index].lastHeading = heading
+            switch subscriptions.values[index].consumer {
+            case .delegate: delivery.toDelegate = true
+            case .consumer(let consumer, _):
+                delivery.notifications.add(.heading(heading), for: subscriptions.keys[index], of: &subscriptions.values[index], to: consumer)
+            }
+        }
+        return delivery
+    }
+}

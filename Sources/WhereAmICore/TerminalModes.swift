@@ -1,0 +1,78 @@
+import Glibc
+
+/// The terminal states `whereami --watch` changes, and the text that redraws a frame: raw input through termios,
+/// the alternate screen, the cursor hidden; each change undone by ``restore()`` in reverse order.
+///
+/// Only what was changed is restored, so a terminal that refused one change (or standard input that is not a
+/// terminal, which then keeps its modes) is left as it was.
+struct TerminalModes {
+    /// Standard input's modes before raw mode, if it is a terminal and they were changed.
+    private var savedInput: termios?
+    /// Whether the alternate screen is on (and the cursor hidden).
+    private var onAlternateScreen = false
+
+    /// Switches to the alternate screen with the cursor hidden and, if standard input is a terminal, to raw input:
+    /// no echo, keys read one at a time, Ctrl-C and Ctrl-Z as keys rather than signals, no flow control.
+    mutating func enter() throws(Output.Failure) {
+        if isatty(STDIN_FILENO) == 1 {
+            var modes = termios()
+            guard tcgetattr(STDIN_FILENO, &modes) == 0 else { throw Output.Failure(number: errno) }
+            var raw = modes
+            raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG | IEXTEN)
+            raw.c_iflag &= ~tcflag_t(IXON | ICRNL)
+            withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+                cc[Int(VMIN)] = 1
+                cc[Int(VTIME)] = 0
+            }
+            guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { throw Output.Failure(number: errno) }
+            savedInput = modes
+        }
+        onAlternateScreen = true
+        try Output().write(Self.enterScreen)
+    }
+
+    /// Undoes what ``enter()`` did: the cursor shown, the normal screen back, standard input's modes as before.
+    /// A failure has nowhere to be said, and the rest is undone all the same.
+    mutating func restore() {
+        if onAlternateScreen {
+            try? Output().write(Self.leaveScreen)
+            onAlternateScreen = false
+        }
+        if var modes = savedInput {
+            _ = tcsetattr(STDIN_FILENO, TCSADRAIN, &modes)
+            savedInput = nil
+        }
+    }
+
+    /// The alternate screen (xterm's 1049: the normal screen is saved and comes back as it was), cleared, the
+    /// cursor hidden.
+    static let enterScreen = "\u{1B}[?1049h\u{1B}[?25l\u{1B}[H\u{1B}[2J"
+    /// The cursor shown, the normal screen back.
+    static let leaveScreen = "\u{1B}[?25h\u{1B}[?1049l"
+
+    /// Standard output's size in columns and rows (ioctl TIOCGWINSZ), or 80 × 24 where the terminal does not say.
+    static func size() -> (columns: Int, rows: Int) {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else {
+            return (80, 24)
+        }
+        return (Int(size.ws_col), Int(size.ws_row))
+    }
+
+    /// The text that turns a screen showing `previous` into one showing `lines`: each row that changed rewritten
+    /// in place (the cursor moved to it, the line written, the rest of the row erased), rows no longer used
+    /// erased. With no `previous` (the first frame, or after a resize) the whole screen is cleared and written.
+    /// A line as wide as the screen (`columns`) is not followed by an erase: the cursor waits on its last
+    /// character then, and the erase would take that character.
+    static func redraw(from previous: [String]?, to lines: [String], columns: Int) -> String {
+        var text = previous == nil ? "\u{1B}[H\u{1B}[2J" : ""
+        let old = previous ?? []
+        for row in 0..<max(old.count, lines.count) {
+            let line = row < lines.count ? lines[row] : ""
+            guard previous == nil || row >= old.count || old[row] != line else { continue }
+            if previous == nil, line.isEmpty { continue }
+            text += "\u{1B}[\(row + 1);1H" + line + (line.count < columns ? "\u{1B}[K" : "")
+        }
+        return text
+    }
+}

@@ -1,0 +1,184 @@
+import Glibc
+import Synchronization
+
+/// The terminal of `whereami --watch`: a thread of its own owns it from the switch to the alternate screen and raw
+/// input to their undoing, draws the panel, reads the keys, and redraws once a second for the fix's age.
+///
+/// The thread waits in poll(2) on standard input and a wake pipe, never on Swift's cooperative pool: writes to a
+/// terminal block while it is stopped (Ctrl-S, a paused tmux pane). Tasks change the panel with ``update(_:)``,
+/// which changes it under the lock and wakes the thread; the thread takes a copy under the lock and lays it out
+/// and writes it after. ``close()`` returns once the thread has restored the terminal.
+final class WatchScreen: Sendable {
+    /// What the screen tells its owner.
+    enum Event: Sendable {
+        /// `q`, `Q` or Ctrl-C was pressed.
+        case quit
+        /// The terminal could not be set up or written to: the thread has restored what it could, and ended.
+        case failed(Output.Failure)
+    }
+
+    private struct State {
+        var panel: WatchPanel
+        /// The size is to be read again and the whole screen redrawn.
+        var resized = true
+        var closing = false
+        var finished = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let tell: @Sendable (Event) -> Void
+
+    /// How long the thread waits for a key or a change before it redraws the fix's age: a second.
+    static let tick: Int32 = 1000
+
+    /// A screen for `panel`, telling `tell` of keys and failures; nothing is drawn until ``start()``.
+    init(panel: WatchPanel, tell: @escaping @Sendable (Event) -> Void) throws(Output.Failure) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw Output.Failure(number: errno) }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        }
+        (wakeRead, wakeWrite) = (fds[0], fds[1])
+        state = Mutex(State(panel: panel))
+        self.tell = tell
+    }
+
+    deinit {
+        Glibc.close(wakeRead)
+        Glibc.close(wakeWrite)
+    }
+
+    /// Starts the screen's thread, which sets the terminal up and draws the first frame.
+    func start() throws(Output.Failure) {
+        let box = Unmanaged.passRetained(ThreadBody { [self] in run() }).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { body in
+            Unmanaged<ThreadBody>.fromOpaque(body!).takeRetainedValue().run()
+            return nil
+        }, box)
+        guard result == 0 else {
+            Unmanaged<ThreadBody>.fromOpaque(box).release()
+            throw Output.Failure(number: result)
+        }
+        pthread_detach(thread)
+    }
+
+    /// Changes the panel; the thread redraws what changed.
+    func update(_ change: (inout WatchPanel) -> Void) {
+        state.withLock { change(&$0.panel) }
+        wake()
+    }
+
+    /// The terminal's size may have changed (SIGWINCH): the thread reads it again and redraws the whole screen.
+    func resized() {
+        state.withLock { $0.resized = true }
+        wake()
+    }
+
+    /// Ends the thread; returns once it has put the terminal back as it was.
+    func close() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                state.closing = true
+                if state.finished { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() } else { wake() }
+        }
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)   // a full pipe already wakes the thread
+    }
+
+    // MARK: - The thread
+
+    private func run() {
+        var modes = TerminalModes()
+        do throws(Output.Failure) {
+            try modes.enter()
+            try loop()
+        } catch {
+            modes.restore()
+            finish()
+            tell(.failed(error))
+            return
+        }
+        modes.restore()
+        finish()
+    }
+
+    private func finish() {
+        let waiters = state.withLock { state in
+            state.finished = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func loop() throws(Output.Failure) {
+        var shown: [String]?
+        var size = TerminalModes.size()
+        var readsKeys = isatty(STDIN_FILENO) == 1
+        while true {
+            let decided = state.withLock { state -> (panel: WatchPanel, resized: Bool)? in
+                guard !state.closing else { return nil }
+                defer { state.resized = false }
+                return (state.panel, state.resized)
+            }
+            guard case (var panel, let resized)? = decided else { return }
+            if resized {
+                size = TerminalModes.size()
+                shown = nil
+            }
+            panel.now = .now
+            let lines = panel.lines(columns: size.columns, rows: size.rows)
+            try Output().write(TerminalModes.redraw(from: shown, to: lines, columns: size.columns))
+            shown = lines
+
+            var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            if readsKeys { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
+            guard poll(&fds, nfds_t(fds.count), Self.tick) > 0 else { continue }
+            if fds[0].revents != 0 { drainWakePipe() }
+            if readsKeys, fds[1].revents != 0 {
+                switch readKeys() {
+                case .quit: tell(.quit)
+                case .redraw: state.withLock { $0.resized = true }
+                case .endOfInput: readsKeys = false
+                case nil: break
+                }
+            }
+        }
+    }
+
+    private func drainWakePipe() {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while read(wakeRead, &bytes, bytes.count) > 0 {}
+    }
+
+    private enum Keys { case quit, redraw, endOfInput }
+
+    /// What the keys waiting on standard input ask for: `q`, `Q` or Ctrl-C to quit, Ctrl-L to redraw the screen;
+    /// others are ignored.
+    private func readKeys() -> Keys? {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = read(STDIN_FILENO, &bytes, bytes.count)
+        if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { return .endOfInput }
+        let keys = bytes.prefix(max(count, 0))
+        if keys.contains(where: { $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q") || $0 == 0x03 }) { return .quit }
+        return keys.contains(0x0C) ? .redraw : nil
+    }
+}
+
+/// A closure for pthread_create, which takes one pointer.
+private final class ThreadBody {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
+}

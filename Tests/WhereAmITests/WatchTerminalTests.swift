@@ -1,0 +1,123 @@
+import Foundation
+import GPSDTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension WhereAmIProcessTests {
+    /// `whereami --watch` in a real terminal (a tmux pane running bash) against a real gpsd (gpsfake playing the
+    /// drive): what the panel shows, that it redraws in place and follows the terminal's size, and that each way
+    /// out leaves the terminal as it was.
+    @Suite("whereami --watch in a terminal", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(3)))
+    struct WatchTerminalTests {
+        static let marker = "shell-ready"
+
+        /// The value of the panel's row `label` (`Latitude`, `Time`) on `screen`, if it has one.
+        static func value(_ label: String, on screen: [String]) -> String? {
+            guard let row = screen.first(where: { $0.hasPrefix(label + " ") }) else { return nil }
+            let value = row.dropFirst(12).prefix(41).trimmingCharacters(in: .whitespaces)
+            return value.isEmpty || value == "-" ? nil : value
+        }
+
+        /// Runs `body` with whereami --watch running in a tmux pane of 120 × 40 against gpsfake playing the drive,
+        /// after `stty -a` has saved the terminal's modes in `before`; the panel has shown a position.
+        private func watching(
+            _ body: (_ tmux: Tmux, _ fake: GPSFake, _ directory: URL) async throws -> Void
+        ) async throws {
+            try await withScratchDirectory("watch") { directory in
+                try await withGPSFake("drive.nmea", cycle: 0.1) { fake in
+                    try await Tmux.run(columns: 120, rows: 40, in: directory) { tmux in
+                        // The shell's own output says it is ready: the line typed holds the marker split by quotes.
+                        try await tmux.type("stty -a > before; echo shell-\"\"ready")
+                        try await tmux.waitForScreen("a shell") { $0.contains(Self.marker) }
+                        let whereami = BuiltProduct.url("whereami").path
+                        try await tmux.type("'\(whereami)' --watch \(fake.server); echo \"exit=$?\"")
+                        try await tmux.waitForScreen("a position") { Self.value("Latitude", on: $0) != nil }
+                        try await body(tmux, fake, directory)
+                    }
+                }
+            }
+        }
+
+        /// After whereami has ended: its exit status 0, the normal screen back (the shell's line before it shown
+        /// again), and the terminal's modes as they were before it.
+        private func expectRestored(_ tmux: Tmux, in directory: URL) async throws {
+            let screen = try await tmux.waitForScreen("whereami's exit") { $0.contains("exit=0") }
+            #expect(try await tmux.display("#{alternate_on}") == "0")
+            #expect(screen.contains(Self.marker), "the normal screen is back: \(screen)")
+            #expect(!screen.contains { $0.hasPrefix("Latitude") }, "\(screen)")
+            try await tmux.type("stty -a > after; echo stty-\"\"saved")
+            try await tmux.waitForScreen("the shell's answer") { $0.contains("stty-saved") }
+            // The modes, not the size: a test that resizes the terminal has changed that itself.
+            func modes(_ name: String) throws -> String {
+                try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+                    .replacing(/rows \d+; columns \d+;/, with: "")
+            }
+            let before = try modes("before")
+            #expect(before.contains("icanon") && before.contains("echo"), "\(before)")
+            #expect(before == (try modes("after")))
+        }
+
+        @Test("the panel shows the position, redraws in place as fixes come, follows a resize, and q restores the terminal")
+        func panel() async throws {
+            try await watching { tmux, _, directory in
+                #expect(try await tmux.display("#{alternate_on}") == "1")
+                // The satellites of gpsd's SKY reports (the log's GSV sentences): the table and the sky plot.
+                let first = try await tmux.waitForScreen("the satellites") { screen in
+                    guard let table = screen.firstIndex(where: { $0.hasPrefix("GNSS ") }), table + 1 < screen.count
+                    else { return false }
+                    return screen[table + 1].hasPrefix("GPS ") && Self.value("Latitude", on: screen) != nil
+                }
+                let table = try #require(first.firstIndex { $0.hasPrefix("GNSS ") })
+                let used = first[(table + 1)...].prefix { $0.hasPrefix("GPS ") }.filter { $0.contains(" yes") }
+                #expect(Self.value("Satellites", on: first)?.hasPrefix("\(used.count) used of") == true, "\(first)")
+                #expect(first.contains { $0.contains(" W ") && $0.hasSuffix(" E") }, "a sky plot: \(first)")
+                #expect(first.contains { $0.hasSuffix(" N") } && first.contains { $0.hasSuffix(" S") })
+                #expect(first[0].hasPrefix("whereami --watch: gpsd at") && first[0].hasSuffix("q quits"), "\(first)")
+                #expect(first[0].count == 120, "the title spans the width: \(first)")
+                let time = try #require(Self.value("Time", on: first))
+                #expect(Self.value("Longitude", on: first) != nil && Self.value("Fix", on: first)?.hasPrefix("3D") == true)
+                #expect(Self.value("Satellites", on: first) != nil, "\(first)")
+
+                // In place: a later fix changes the values, and every row keeps its place.
+                let later = try await tmux.waitForScreen("a later fix") { Self.value("Time", on: $0) != time }
+                #expect(later[0] == first[0])
+                for label in ["Status", "Latitude", "Longitude", "Time", "Age", "Satellites"] {
+                    #expect(first.firstIndex { $0.hasPrefix(label) } == later.firstIndex { $0.hasPrefix(label) }, "\(label)")
+                }
+
+                // Resized: the panel is laid out again for 80 × 24.
+                try await tmux.command(["resize-window", "-t", tmux.session, "-x", "80", "-y", "24"])
+                let small = try await tmux.waitForScreen("the panel laid out for 80 columns") {
+                    $0.first?.count == 80 && $0.first?.hasSuffix("q quits") == true
+                }
+                #expect(small.count == 24 && small.allSatisfy { $0.count <= 80 })
+                #expect(Self.value("Latitude", on: small) != nil)
+
+                try await tmux.press("q")
+                try await expectRestored(tmux, in: directory)
+            }
+        }
+
+        @Test("Ctrl-C ends the watch with the terminal as it was")
+        func controlC() async throws {
+            try await watching { tmux, _, directory in
+                try await tmux.press("C-c")
+                try await expectRestored(tmux, in: directory)
+            }
+        }
+
+        @Test("SIGTERM ends the watch with the terminal as it was")
+        func terminate() async throws {
+            try await watching { tmux, _, directory in
+                let shell = try #require(Int32(try await tmux.display("#{pane_pid}")))
+                let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
+                let whereami = try #require(children.split(separator: " ").compactMap { Int32($0) }.first)
+                #expect(kill(whereami, SIGTERM) == 0)
+                try await expectRestored(tmux, in: directory)
+            }
+        }
+    }
+}
