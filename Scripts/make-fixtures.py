@@ -8,6 +8,7 @@ Usage:
                                               #   Tests/Fixtures/moving.gpsd.json
                                               #   Sources/WhereAmICore/Resources/drive.gpsd.json
                                               #   Tests/Fixtures/gst.gpsd.json
+                                              #   Tests/Fixtures/multignss.gpsd.json
     Scripts/make-fixtures.py --record --only gst   # remake one recording
     add --cycle SECONDS to change gpsfake's delay between sentences (default 0.05; gpsd's output is the same
     for 0 to 0.05, only the DEVICE lines' wall-clock "activated" stamps differ)
@@ -28,6 +29,21 @@ epoch, sent when GGA arrives (GGA is the last sentence with a time, so gpsd tags
 after it, so a TPV's eph/epv/sep come from the previous epoch's DOPs (the first fix after no-fix epochs reports
 eph 1899.8 m from their 99.99 HDOP). No-fix TPVs carry only "mode":1 (no time). 2D TPVs have no altitude and no
 epv. SKY reports (drive.nmea) carry no time.
+
+multignss.nmea is a receiver of four systems in NMEA 4.10 ($GNRMC, $GNGGA, a $GNGSA per system, then GSV sets of
+GPS, GLONASS, Galileo and BeiDou; see MULTI_SKY). Its multignss.sky.expected.json lists each epoch's satellites as
+the library must report them: constellation, id (the number within the system), gpsd's PRN, elevation, azimuth,
+signal (C/N0; 0 when the log gives none) and used (listed in its system's GSA). Every run compares the recorded
+SKY reports (the last of each epoch) with it: elevation, azimuth and C/N0 must agree; where gpsd names a satellite
+or marks it used otherwise, the difference is printed, not failed. gpsd 3.22 (drivers/driver_nmea0183.c) sends
+three SKYs an epoch (after the GLONASS, Galileo and BeiDou sets; four in the first, which ends with the GPS set
+too), none with a time, with xdop/ydop/tdop/gdop it computes itself, and differs in three ways (3.25's driver
+handles all three, by its source):
+- it ignores GSA's system ID, so Galileo and BeiDou numbers in $GNGSA are taken for GPS PRNs: Galileo and
+  BeiDou satellites are never marked used, and GPS 25 is, because Galileo 25 is used;
+- it also reads the PDOP field of a 4.10 GSA as a satellite (1.32 as PRN 1, which is not in view here);
+- it knows a GSV set's system only in its first sentence: BeiDou 34, in the second $GBGSV, is named SBAS 121
+  (PRN 34) by the NMEA 2.x ranges.
 
 --check and --record need gpsfake (Debian: gpsd, gpsd-clients, python3-gps); it runs under /usr/bin/python3 via
 its shebang. gpsd is started with -n, but the log reaches gpsfake through a named pipe that is released only once
@@ -52,7 +68,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "Tests", "Fixtures")
-RESOURCES = os.path.join(ROOT, "Sources", "whereami", "Resources")
+RESOURCES = os.path.join(ROOT, "Sources", "WhereAmICore", "Resources")
 
 DATE = datetime.datetime(2025, 6, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
 KNOT = 1852.0 / 3600.0           # metres per second in one knot
@@ -384,6 +400,127 @@ def drive():
     return epochs
 
 
+# -- multignss.nmea: a receiver of four systems, in NMEA 4.10 ---------------------------------------------------
+
+# What a u-blox M8-class receiver sends each second in NMEA 4.10 mode: $GNRMC, $GNGGA, one $GNGSA per system (its
+# last field the NMEA system ID: 1 GPS, 2 GLONASS, 3 Galileo, 4 BeiDou), then the GSV sets of each system, GPS
+# first (every gpsd release expects the GPS set to open the cycle), each ending with the NMEA signal ID (1: GPS
+# L1 C/A, GLONASS L1 OF, BeiDou B1I; 7: Galileo E1). Satellites are numbered as NMEA 4.10 numbers them in GSV and
+# GSA: GPS 1-32, SBAS 33-64 (its PRN less 87), GLONASS 65-96, QZSS 193-197 (all in $GPGSV), Galileo 1-36 and
+# BeiDou 1-37 (numbers only within their own talker). The last epochs name the BeiDou set $BDGSV, the talker of
+# receivers before NMEA 4.10 (Skytraq, SiRF), which gpsd reads as it reads $GBGSV.
+
+# (system, NMEA number, elevation, azimuth, base C/N0 or None when not tracked, used in the fix)
+MULTI_SKY = [
+    ("GP", 2, 63, 95, 45, True), ("GP", 5, 38, 292, 41, True), ("GP", 10, 21, 48, 36, True),
+    ("GP", 12, 55, 181, 44, True), ("GP", 15, 14, 318, 31, False), ("GP", 18, 71, 262, 46, True),
+    ("GP", 25, 29, 222, 38, False), ("GP", 29, 7, 167, None, False),
+    ("GP", 49, 32, 203, 39, False),          # SBAS: EGNOS PRN 136
+    ("GP", 193, 12, 140, 30, False),         # QZSS: QZS-1
+    ("GL", 65, 48, 61, 43, True), ("GL", 66, 27, 119, 37, True), ("GL", 72, 66, 330, 44, True),
+    ("GL", 75, 9, 26, 29, False), ("GL", 81, 35, 244, 40, True), ("GL", 88, 4, 287, None, False),
+    ("GA", 3, 58, 76, 42, True), ("GA", 8, 24, 153, 37, True), ("GA", 13, 41, 301, 40, True),
+    ("GA", 25, 69, 205, 45, True), ("GA", 27, 6, 13, None, False),
+    ("GB", 6, 44, 262, 39, True), ("GB", 11, 19, 97, 33, False), ("GB", 14, 52, 134, 41, True),
+    ("GB", 19, 73, 18, 44, True), ("GB", 34, 8, 209, None, False),
+]
+MULTI_SYSTEMS = [  # talker, NMEA system ID, NMEA signal ID
+    ("GP", 1, 1), ("GL", 2, 1), ("GA", 3, 7), ("GB", 4, 1),
+]
+MULTI_EPOCHS = 12
+MULTI_BDGSV_FROM = 9  # epochs from here on name the BeiDou set $BDGSV
+
+
+def gpsd_identity(system, number):
+    """(constellation, id, prn) of a satellite as gpsd numbers it, from its GSV talker and NMEA 4.10 number."""
+    if system == "GP":
+        if number <= 32:
+            return "GPS", number, number
+        if number <= 64:
+            return "SBAS", number + 87, number
+        return "QZSS", number - 192, number
+    if system == "GL":
+        return "GLONASS", number - 64, number
+    if system == "GA":
+        return "Galileo", number, 300 + number
+    return "BeiDou", number, 400 + number
+
+
+class GNSSEpoch(Epoch):
+    """One second of the multi-constellation receiver: a 3D fix, and `sky` as MULTI_SKY with this epoch's C/N0."""
+
+    def __init__(self, moment, lat, lon, alt, speed, course, sky, beidou_talker):
+        used = [(system, number) for system, number, _, _, snr, is_used in sky if is_used and snr]
+        super().__init__(moment, 3, lat, lon, alt, 47.4, speed, course, sats=used, pdop=1.32, hdop=0.71,
+                         vdop=1.11, sky=sky)
+        self.beidou_talker = beidou_talker
+
+    def lines(self):
+        t = hhmmss(self.moment)
+        lat, ns, self.exact_lat = nmea_coordinate(self.lat, 2, "N", "S")
+        lon, ew, self.exact_lon = nmea_coordinate(self.lon, 3, "E", "W")
+        self.knots = "%.3f" % (self.speed / KNOT)
+        self.track = "%.2f" % self.course
+        self.alt_text = "%.1f" % self.alt
+        out = [
+            # NMEA 4.10 adds the navigational status (V: no status given) after the mode indicator
+            sentence("GNRMC,%s,A,%s,%s,%s,%s,%s,%s,%s,,,A,V" % (t, lat, ns, lon, ew, self.knots, self.track,
+                                                              ddmmyy(self.moment))),
+            sentence("GNGGA,%s,%s,%s,%s,%s,1,%02d,%.2f,%s,M,%.1f,M,," % (t, lat, ns, lon, ew, len(self.sats),
+                                                                        self.hdop, self.alt_text, self.geoid)),
+        ]
+        dops = "%.2f,%.2f,%.2f" % (self.pdop, self.hdop, self.vdop)
+        for talker, system_id, _ in MULTI_SYSTEMS:
+            numbers = ["%02d" % n for s, n in self.sats if s == talker][:12]
+            gsa = "GNGSA,A,3,%s,%s,%d" % (",".join(numbers + [""] * (12 - len(numbers))), dops, system_id)
+            out.append(sentence(gsa))
+        for talker, _, signal_id in MULTI_SYSTEMS:
+            in_view = [(n, e, a, snr) for s, n, e, a, snr, _ in self.sky if s == talker]
+            name = self.beidou_talker if talker == "GB" else talker
+            chunks = [in_view[i:i + 4] for i in range(0, len(in_view), 4)]
+            for number, chunk in enumerate(chunks, 1):
+                fields = [name + "GSV", str(len(chunks)), str(number), "%02d" % len(in_view)]
+                for prn, elevation, azimuth, snr in chunk:
+                    fields += ["%02d" % prn, "%02d" % elevation, "%03d" % azimuth, "" if snr is None else "%02d" % snr]
+                out.append(sentence(",".join(fields + [str(signal_id)])))
+        return out
+
+    def expected_sky(self):
+        """What the library must report for this epoch's satellites, from the NMEA written (call after lines())."""
+        satellites = []
+        for system, number, elevation, azimuth, snr, used in self.sky:
+            constellation, ident, prn = gpsd_identity(system, number)
+            satellites.append({"constellation": constellation, "id": ident, "prn": prn,
+                               "elevation": elevation, "azimuth": azimuth,
+                               # an empty C/N0 field: in view, not tracked (gpsd reports 0)
+                               "signal": 0 if snr is None else snr,
+                               "used": (system, number) in self.sats})
+        return {"time": iso(self.moment), "visible": len(satellites),
+                "used": sum(1 for s in satellites if s["used"]), "satellites": satellites}
+
+
+def multignss():
+    """12 epochs of a 3D fix walking east at 1.2 m/s by Zurich's main station, with 26 satellites of GPS (with an
+    SBAS and a QZSS satellite), GLONASS, Galileo and BeiDou in view; 4 of them not tracked (no C/N0), 16 used. The
+    C/N0 of each tracked satellite varies by up to 2 dB-Hz from epoch to epoch; GLONASS 81 (NMEA 81) drops out of
+    the fix for epochs 5 to 7 while its signal fades (15 used then)."""
+    rng = random.Random(410)
+    lat, lon = 47.378177, 8.540192
+    epochs = []
+    for i in range(MULTI_EPOCHS):
+        moment = DATE + datetime.timedelta(seconds=i)
+        sky = []
+        for system, number, elevation, azimuth, snr, used in MULTI_SKY:
+            value = None if snr is None else snr + rng.randint(-2, 2)
+            if system == "GL" and number == 81 and 5 <= i <= 7:
+                value, used = 22, False
+            sky.append((system, number, elevation, (azimuth + i // 6) % 360, value, used))
+        epochs.append(GNSSEpoch(moment, lat, lon, 408.0 + 0.1 * i, 1.2, 90.0, sky,
+                                "BD" if i >= MULTI_BDGSV_FROM else "GB"))
+        lat, lon = step(lat, lon, 0.0, 1.2)
+    return epochs
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Writing
 
@@ -395,6 +532,7 @@ LOGS = {
     "nofix": nofix,
     "drive": drive,
     "gst": gst,
+    "multignss": multignss,
 }
 
 
@@ -425,7 +563,25 @@ def write_fixtures():
             jpath = os.path.join(FIXTURES, name + ".expected.json")
             changed = write_if_changed(jpath, body.encode("ascii"))
             print("%s %s" % ("wrote" if changed else "kept ", jpath))
+        skies = [epoch.expected_sky() for epoch in epochs if hasattr(epoch, "expected_sky")]
+        if skies:
+            expectations[name + ".sky"] = skies
+            jpath = os.path.join(FIXTURES, name + ".sky.expected.json")
+            changed = write_if_changed(jpath, sky_json(skies).encode("ascii"))
+            print("%s %s (%d epochs)" % ("wrote" if changed else "kept ", jpath, len(skies)))
     return expectations
+
+
+def sky_json(skies):
+    """The epochs' expected satellites: one epoch's counts on a line, then one line per satellite."""
+    def compact(value):
+        return json.dumps(value, separators=(", ", ": "))
+    epochs = []
+    for sky in skies:
+        head = compact({k: v for k, v in sky.items() if k != "satellites"})[:-1]
+        satellites = ",\n".join("    " + compact(s) for s in sky["satellites"])
+        epochs.append("  %s, \"satellites\": [\n%s\n  ]}" % (head, satellites))
+    return "[\n" + ",\n".join(epochs) + "\n]\n"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -582,12 +738,67 @@ def check(expectations, cycle):
             print("  unexpected fix in nofix")
             ok = False
         ok = ok and not problems
+        if name + ".sky" in expectations:
+            ok = report_sky(name + " SKY", lines, expectations[name + ".sky"]) and ok
     return ok
+
+
+GNSSIDS = ["GPS", "SBAS", "Galileo", "BeiDou", "IMES", "QZSS", "GLONASS", "NavIC"]  # gpsd's gnssid, u-blox's numbering
+
+
+def check_sky(lines, skies):
+    """Compare each epoch's last SKY (the one after its last GSV set) with the satellites expected from the NMEA.
+
+    Returns (problems, differences): problems are satellites missing or whose elevation, azimuth or C/N0 differ
+    from what the NMEA says (gpsd copies these); differences are where gpsd names a satellite or marks it used
+    otherwise than the NMEA means it, one line per satellite and kind, with the epochs it happened in."""
+    by_time, time = {}, None
+    for line in lines:
+        report = json.loads(line)
+        if report["class"] == "TPV" and "time" in report:
+            time = report["time"]
+        elif report["class"] == "SKY" and time is not None:
+            by_time[time] = report
+    problems, differences = [], {}
+    for sky in skies:
+        got = by_time.get(sky["time"])
+        if got is None:
+            problems.append("%s: no SKY" % sky["time"])
+            continue
+        reported = got.get("satellites", [])
+        if len(reported) != len(sky["satellites"]):
+            problems.append("%s: %d satellites, %d expected" % (sky["time"], len(reported), len(sky["satellites"])))
+            continue
+        for want, have in zip(sky["satellites"], reported):  # gpsd keeps the order of the GSV sentences
+            name = "%s %d" % (want["constellation"], want["id"])
+            for key, member in (("elevation", "el"), ("azimuth", "az"), ("signal", "ss")):
+                if have.get(member) != want[key]:
+                    problems.append("%s %s: %s %s, %s expected" % (sky["time"], name, member, have.get(member),
+                                                                  want[key]))
+            named = (GNSSIDS[have["gnssid"]] if "gnssid" in have else "?", have.get("svid"), have["PRN"])
+            if named != (want["constellation"], want["id"], want["prn"]):
+                differences.setdefault("%s (PRN %d): gpsd names it %s %s, PRN %d" % ((name, want["prn"]) + named),
+                                       []).append(sky["time"])
+            if have["used"] != want["used"]:
+                differences.setdefault("%s: gpsd marks it %s" % (name, "used" if have["used"] else "unused"),
+                                       []).append(sky["time"])
+    notes = ["%s (%d of %d epochs)" % (text, len(times), len(skies)) for text, times in differences.items()]
+    return problems, notes
+
+
+def report_sky(source, lines, skies):
+    problems, notes = check_sky(lines, skies)
+    print("%s: %d SKY reports, %d epochs expected, %d problems, %d differences in naming or use"
+          % (source, sum(1 for l in lines if l.startswith('{"class":"SKY"')), len(skies), len(problems), len(notes)))
+    for line in problems + notes:
+        print("  " + line)
+    return not problems
 
 
 RECORDINGS = (("moving", os.path.join(FIXTURES, "moving.gpsd.json")),
               ("drive", os.path.join(RESOURCES, "drive.gpsd.json")),
-              ("gst", os.path.join(FIXTURES, "gst.gpsd.json")))
+              ("gst", os.path.join(FIXTURES, "gst.gpsd.json")),
+              ("multignss", os.path.join(FIXTURES, "multignss.gpsd.json")))
 
 
 def record(cycle, only=None):
@@ -608,6 +819,11 @@ def main():
     args = parser.parse_args()
     expectations = write_fixtures()
     status = 0
+    for name, target in RECORDINGS:  # the recordings of logs with satellites expected, as they are on disk
+        if name + ".sky" in expectations and os.path.exists(target):
+            with open(target, encoding="utf-8") as f:
+                if not report_sky(os.path.relpath(target, ROOT), f.readlines(), expectations[name + ".sky"]):
+                    status = 1
     if args.check and not check(expectations, args.cycle):
         status = 1
     if args.record:

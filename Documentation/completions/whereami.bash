@@ -163,7 +163,7 @@ _whereami() {
     local -a unparsed_words=("${COMP_WORDS[@]:1:${COMP_CWORD}}")
 
     local -a repeating_flags=()
-    local -a non_repeating_flags=(--demo --follow -f --watch -w --quiet -q --version -h --help)
+    local -a non_repeating_flags=(--demo --follow -f --watch -w --quiet -q --sky --version -h --help)
     local -a repeating_options=()
     local -a non_repeating_options=(--replay --speed --timeout --max-age --accuracy --count --distance --interval --format)
     __whereami_offer_flags_options 1

@@ -20,7 +20,7 @@ function __whereami_parse_tokens -S
     set -l unparsed_tokens (__whereami_tokens -pc)
     switch $unparsed_tokens[1]
     case 'whereami'
-        __whereami_parse_subcommand 1 'replay=' 'demo' 'speed=' 'timeout=' 'max-age=' 'accuracy=' 'f/follow' 'w/watch' 'count=' 'distance=' 'interval=' 'format=' 'q/quiet' 'version' 'h/help'
+        __whereami_parse_subcommand 1 'replay=' 'demo' 'speed=' 'timeout=' 'max-age=' 'accuracy=' 'f/follow' 'w/watch' 'count=' 'distance=' 'interval=' 'format=' 'q/quiet' 'sky' 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'help'
             __whereami_parse_subcommand -r 1 'version'
@@ -90,6 +90,7 @@ complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_opti
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" interval' -l 'interval' -d 'With --follow: at most one fix per this many seconds of fix time.' -rfka ''
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" format' -l 'format' -d 'Output format: text, json (one object per line), csv, geojson or gpx.' -rfka 'text json csv geojson gpx'
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" q quiet' -l 'quiet' -s 'q' -d 'Print no status on standard error (errors are still printed there).'
+complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" sky' -l 'sky' -d 'Print the satellites the receiver sees, once, instead of a fix.'
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" version' -l 'version' -d 'Show the version.'
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_flags_or_options "whereami" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'whereami' -n '__whereami_should_offer_completions_for_positional "whereami" -eq 1' -fa 'help' -d 'Show subcommand help information.'

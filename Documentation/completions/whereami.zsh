@@ -56,6 +56,7 @@ _whereami() {
         '--interval[With --follow\: at most one fix per this many seconds of fix time.]:seconds:'
         '--format[Output format\: text, json (one object per line), csv, geojson or gpx.]:format:{__whereami_complete "${___format[@]}"}'
         '(--quiet -q)'{--quiet,-q}'[Print no status on standard error (errors are still printed there).]'
+        '--sky[Print the satellites the receiver sees, once, instead of a fix.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
         '(-): :->command'

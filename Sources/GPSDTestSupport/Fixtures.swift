@@ -9,8 +9,11 @@ public import Foundation
 /// | `tenhz.nmea` | 30 epochs of a 3D fix at 10 Hz |
 /// | `nofix.nmea` | 30 epochs that never get a fix |
 /// | `drive.nmea` | 6 epochs without a fix, then a 174 s drive around Alexanderplatz, Berlin, with satellites |
+/// | `gst.nmea` | 3 epochs without a fix, then 20 of a 3D fix, most with a `$GPGST` |
+/// | `multignss.nmea` | 12 epochs of a 3D fix from a receiver of GPS (with SBAS and QZSS), GLONASS, Galileo and BeiDou in NMEA 4.10 |
 /// | `NAME.expected.json` | the fixes of `NAME.nmea`: `time`, `latitude`, `longitude`, `altitudeMSL`, `speed` (m/s), `course`, `mode` |
-/// | `moving.gpsd.json` | what `gpspipe -w` received from a gpsd replaying `moving.nmea` |
+/// | `multignss.sky.expected.json` | each epoch's satellites as the NMEA means them (``ExpectedSky``) |
+/// | `NAME.gpsd.json` | what `gpspipe -w` received from a gpsd 3.22 replaying `NAME.nmea` (`moving`, `gst`, `multignss`) |
 public enum Fixtures {
     /// The `Tests/Fixtures` directory, found relative to this source file.
     public static var directory: URL {

@@ -16,7 +16,9 @@ package struct WhereAmI: AsyncParsableCommand {
             waiting for a fix with the satellites seen and used, fix lost, reconnecting and the like). One fix \
             waits up to 30 s unless --timeout says otherwise. A stream waits for gpsd (not running yet, say) and \
             its first fix as long as it takes unless --timeout bounds that wait, and keeps going while gpsd \
-            restarts.
+            restarts. With --sky it prints the satellites the receiver sees instead (system, number, PRN, \
+            elevation, azimuth, C/N0, used, health), once, as text or with --format json as one object; it \
+            waits for them as one fix does.
 
             --watch draws on the terminal, like gpsd's cgps: the position, the fix and its accuracy, speed, \
             course, heading, the fix's age, the status, the satellites as a table with their signal and a \
@@ -29,12 +31,13 @@ package struct WhereAmI: AsyncParsableCommand {
             address in brackets; the default is localhost:2947. `whereami help` prints this help.
 
             Exit status:
-              0   a fix was printed (or a stream or a watch ended normally, or by SIGINT/SIGTERM)
+              0   a fix (or with --sky the satellites) was printed (or a stream or a watch ended
+                  normally, or by SIGINT/SIGTERM)
               64  bad usage (or --watch without a terminal on standard output)
               66  the recording cannot be read or holds no gpsd reports
               69  gpsd cannot be reached (a single fix)
               74  standard output could not be written
-              75  no fix before --timeout
+              75  no fix (with --sky, no satellites) before --timeout
               76  gpsd answered with an error
             """,
         version: "0.1.0"
@@ -43,10 +46,12 @@ package struct WhereAmI: AsyncParsableCommand {
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
     @OptionGroup(title: "Request") var request: RequestOptions
     @OptionGroup(title: "Output") var output: OutputOptions
+    @OptionGroup(title: "Satellites") var satellites: SkyOptions
 
     func validate() throws {
         // The completions offer `help` as argument-parser's help subcommand, and the help mentions it: honour it.
         if connection.server == GPSDServer(host: "help") { throw CleanExit.helpRequest(self) }
+        try satellites.check(request: request, output: output)
         if request.watch, output.format != .text { throw ValidationError("--format does not go with --watch") }
     }
 
@@ -68,7 +73,9 @@ package struct WhereAmI: AsyncParsableCommand {
                 for await change in changes { status.report(change) }
             }
             defer { reporter.cancel() }
-            if request.watch {
+            if satellites.sky {
+                try await printSky(from: gps, to: Output(), status: status)
+            } else if request.watch {
                 try await watch(from: gps, source: sourceDescription)
             } else if request.follow {
                 try await stream(from: gps, to: Output(), status: status)

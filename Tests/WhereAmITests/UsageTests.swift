@@ -19,6 +19,8 @@ extension WhereAmIProcessTests {
             Case(arguments: ["--count", "0", "--follow"], says: ["--count must be at least 1"]),
             Case(arguments: ["--count", "3"], says: ["--count", "--follow"]),
             Case(arguments: ["--distance", "5"], says: ["--distance", "--follow"]),
+            Case(arguments: ["--sky", "--format", "gpx"], says: ["--sky", "text or json", "gpx"]),
+            Case(arguments: ["--sky", "--follow"], says: ["--sky", "--follow"]),
             Case(arguments: ["host:99999"], says: ["host:99999", "99999", "port"]),
             Case(arguments: ["[::1"], says: ["[::1", "]"]),
             Case(arguments: ["--timeout", "-1"], says: ["--timeout"]),

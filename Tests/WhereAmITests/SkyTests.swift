@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import GPSDLocation
+import Testing
+@testable import WhereAmICore
+
+/// --sky in-process: its command line, when its wait has the satellites, and its table.
+@Suite("whereami --sky, in-process")
+struct SkyTests {
+    @Test("--sky waits for the satellites as one fix waits, in text or json")
+    func skyOptions() throws {
+        let command = try WhereAmI.parse(["--sky"])
+        #expect(command.satellites.sky && command.output.format == .text)
+        #expect(command.request.firstFixTimeout == Seconds(30))
+        let json = try WhereAmI.parse(["--sky", "--format", "json", "--timeout", "5", "-q", "--demo"])
+        #expect(json.satellites.sky && json.output.format == .json && json.request.firstFixTimeout == Seconds(5))
+        #expect(try !WhereAmI.parse([]).satellites.sky)
+    }
+
+    @Test("--sky refuses what is about fixes", arguments: [
+        (["--format", "csv"], "not csv"), (["--format", "geojson"], "not geojson"), (["--format", "gpx"], "not gpx"),
+        (["--follow"], "--follow"), (["--watch"], "--watch"), (["--accuracy", "5"], "--accuracy"),
+        (["--max-age", "10"], "--max-age"),
+    ] as [([String], String)])
+    func refusals(arguments: [String], says: String) throws {
+        #expect(throws: (any Error).self) { try WhereAmI.parse(["--sky"] + arguments) }
+        do {
+            _ = try WhereAmI.parse(["--sky"] + arguments)
+        } catch {
+            #expect(WhereAmI.message(for: error).contains(says), "\(WhereAmI.message(for: error))")
+            #expect(WhereAmI.exitCode(for: error) == .validationFailure)
+        }
+        _ = try WhereAmI.parse(arguments)   // the same without --sky is a fix's command line
+    }
+
+    // MARK: The wait
+
+    private static func view(_ systems: [(Satellite.Constellation, Int)], signal: Double = 40) -> SkyView {
+        SkyView(satellites: systems.map { Satellite(constellation: $0.0, id: $0.1, prn: $0.1, signalStrength: signal) })
+    }
+
+    private static let gps = [(Satellite.Constellation.gps, 2), (.gps, 5)]
+    private static let glonass = [(Satellite.Constellation.glonass, 1), (.glonass, 8)]
+    private static let galileo = [(Satellite.Constellation.galileo, 3)]
+    private static let t0 = Date(timeIntervalSince1970: 1_748_779_200)
+
+    @Test("an epoch's views grow by system; the next epoch's first view, shorter, ends the wait with the whole")
+    func theEpochEndsWhenTheListStartsOver() {
+        var wait = SkyWait()
+        #expect(wait.fix(at: Self.t0) == nil)
+        #expect(wait.view(SkyView(satellites: [])) == nil, "a view without satellites is not held")
+        #expect(wait.view(Self.view(Self.gps + Self.glonass)) == nil)
+        #expect(wait.fix(at: Self.t0) == nil, "the same epoch's fix again (gpsd 3.25: one per sentence)")
+        let whole = Self.view(Self.gps + Self.glonass + Self.galileo)
+        #expect(wait.view(whole) == nil)
+        #expect(wait.view(Self.view(Self.gps + Self.glonass, signal: 30)) == whole)
+    }
+
+    @Test("the next epoch's fix ends the wait with the newest view")
+    func aLaterFixEndsTheEpoch() {
+        var wait = SkyWait()
+        #expect(wait.fix(at: Self.t0) == nil)
+        #expect(wait.view(Self.view(Self.gps)) == nil)
+        let whole = Self.view(Self.gps + Self.glonass)
+        #expect(wait.view(whole) == nil)
+        #expect(wait.fix(at: Self.t0.addingTimeInterval(1)) == whole)
+    }
+
+    @Test("a receiver whose satellites come before its fix: the first fix after them is their epoch's")
+    func satellitesBeforeTheFix() {
+        var wait = SkyWait()
+        #expect(wait.view(Self.view(Self.gps)) == nil)
+        #expect(wait.fix(at: Self.t0) == nil)
+        #expect(wait.fix(at: Self.t0.addingTimeInterval(1)) == Self.view(Self.gps))
+    }
+
+    @Test("the same satellites again: the newer view, whole")
+    func theSameListAgain() {
+        var wait = SkyWait()
+        #expect(wait.view(Self.view(Self.gps)) == nil)
+        let newer = Self.view(Self.gps, signal: 35)
+        #expect(wait.view(newer) == newer)
+        #expect(wait.held == Self.view(Self.gps))
+    }
+
+    // MARK: The table
+
+    @Test("the table: counts, DOPs, a row per satellite, '-' for what is unknown")
+    func table() {
+        let sky = SkyView(
+            satellites: [
+                Satellite(constellation: .gps, id: 2, prn: 2, elevation: 63, azimuth: 95, signalStrength: 44.4,
+                          isUsed: true, health: .healthy),
+                Satellite(constellation: .beidou, id: 34, prn: 434),
+            ],
+            visible: 3, dilution: .init(horizontal: 0.71, position: 1.3),
+            timestamp: Date(timeIntervalSince1970: 1_748_779_205), device: "/dev/tty\u{1B}[2J")
+        #expect(SkyTable.text(sky) == """
+            Satellites: 1 used of 3 visible (/dev/tty\u{FFFD}[2J)
+            DOP:        HDOP 0.71, PDOP 1.30
+            Time:       2025-06-01T12:00:05.000Z
+
+            System  ID  PRN  Elev  Azim  C/N0  Used  Health
+            GPS      2    2    63    95    44  yes   healthy
+            BeiDou  34  434     -     -     -  no    -
+
+            """)
+    }
+}
