@@ -58,8 +58,9 @@ public struct Satellite: Sendable, Hashable, Codable {
     /// The satellite's number within its ``constellation`` (gpsd's `svid`: GPS 1–32, GLONASS 1–32, Galileo 1–36,
     /// BeiDou 1–63, SBAS 120–158, QZSS 1–10, …), or, for an ``Constellation/unknown`` one, its ``prn``.
     public var id: Int
-    /// gpsd's PRN: one number across all systems (GPS 1–32, GLONASS 65–96, SBAS 120–158, QZSS 193–202,
-    /// Galileo 301–336, BeiDou 401–437 in gpsd's numbering), as gpsd reports it.
+    /// gpsd's PRN: one number across all systems (GPS 1–32, GLONASS 65–96, SBAS 120–158, or 33–64 as NMEA numbers
+    /// them, QZSS 193–202, Galileo 301–336, BeiDou 401–437 in gpsd's numbering), as gpsd reports it; 0 where
+    /// gpsd gave only the system and ``id``.
     public var prn: Int
     /// Degrees above the horizon, -90 to 90.
     public var elevation: Double?
