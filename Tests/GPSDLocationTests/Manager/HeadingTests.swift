@@ -1,5 +1,6 @@
 import Foundation
 @testable import GPSDLocation
+import GPSDSystem
 import GPSDTestSupport
 import Testing
 
@@ -171,6 +172,43 @@ struct LocationManagerHeadingTests: ManagerTesting {
         rig.manager.delegateQueue.sync {}
         #expect(rig.delegate.headings.isEmpty)
     }
+
+    /// Each stop waits for the callbacks of its own kind that began before it, never for the other kind's: a
+    /// heading callback that runs on does not hold up a stop of fixes, and a stop of headings waits for it.
+    @Test(.timeLimit(.minutes(1)))
+    func eachStopWaitsForItsOwnCallbacksOnly() async {
+        let queue = DispatchQueue(label: "concurrent delegate", attributes: .concurrent)
+        let rig = ManagerRig(delegateQueue: queue)
+        let delegate = HeldHeadingDelegate()
+        rig.manager.delegate = delegate
+        rig.manager.startUpdatingLocation()
+        rig.manager.startUpdatingHeading()
+        rig.source.send(.report(.attitude(heading(10, second: 0))))
+        await onThread { delegate.inside.wait() }
+        // Nothing releases the heading callback yet: a stop of fixes that waited for it would never return.
+        await onThread { rig.manager.stopUpdatingLocation() }
+        #expect(rig.source.isRunning, "headings keep the watch")
+        let stop = Task { await onThread { rig.manager.stopUpdatingHeading(); return delegate.returned.withLock { $0 } } }
+        await rig.source.waitUntilIdle()   // the stop has closed the session, and waits
+        delegate.release.signal()
+        #expect(await stop.value, "the stop of headings returned once the heading callback had")
+    }
+}
+
+/// A delegate whose heading callback waits, inside, until released.
+private final class HeldHeadingDelegate: LocationManagerDelegate {
+    let inside = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let returned = Locked(false)
+
+    func locationManager(_ manager: LocationManager, didUpdateLocations locations: [Location]) {}
+    func locationManager(_ manager: LocationManager, didFailWithError error: any Error) {}
+
+    func locationManager(_ manager: LocationManager, didUpdateHeading heading: Heading) {
+        inside.signal()
+        release.wait()
+        returned.withLock { $0 = true }
+    }
 }
 
 /// ``AsyncLocationManager/headingUpdates(filter:bufferingPolicy:)`` on a scripted source.
@@ -205,5 +243,27 @@ struct HeadingUpdatesTests {
             for try await _ in updates {}
         }
         #expect(error?.code == .protocolError)
+    }
+
+    @Test func cancellingTheConsumersTaskEndsHeadingUpdatesAndStopsTheWatch() async throws {
+        let rig = AsyncRig()
+        let gps = rig.gps
+        let (progress, reached) = AsyncStream.makeStream(of: Heading.self)
+        let consumer = Task {
+            var count = 0
+            for try await heading in gps.headingUpdates(filter: nil) {
+                count += 1
+                reached.yield(heading)
+            }
+            return count
+        }
+        await rig.source.waitForOpening()
+        rig.source.send(.report(.attitude(heading(10, second: 0))))
+        var reachedHeadings = progress.makeAsyncIterator()
+        #expect(await reachedHeadings.next() == heading(10, second: 0), "the consumer is iterating")
+        consumer.cancel()
+        #expect(try await consumer.value == 1, "the sequence ends without an error")
+        #expect(!rig.source.isRunning)
+        #expect(!rig.source.send(.report(.attitude(heading(20, second: 1)))))
     }
 }
