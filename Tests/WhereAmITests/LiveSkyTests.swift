@@ -33,8 +33,15 @@ extension WhereAmIProcessTests {
                             || name == (gpsd322.constellation.rawValue, gpsd322.id, gpsd322.prn), "\(satellite)")
                     #expect(satellite.isUsed == expected.used || satellite.isUsed == gpsd322.isUsed, "\(satellite)")
                 }
-                #expect(sky.used == sky.satellites.count(where: \.isUsed))
-                #expect(sky.dilution.horizontal == 0.71 && sky.dilution.position == 1.32)
+                // gpsd 3.22 gives the receiver's DOPs and counts the list's used; 3.25 takes each GSA's count used
+                // and DOPs as they come (see LiveSatelliteTests).
+                if ReportDecoder.libgpsAPIVersion == 11 {
+                    #expect(sky.used == sky.satellites.count(where: \.isUsed))
+                    #expect(sky.dilution.horizontal == 0.71 && sky.dilution.position == 1.32)
+                } else {
+                    #expect(Set(epochs.map(\.used)).contains(sky.used), "\(sky.used) used")
+                    #expect(sky.dilution.horizontal != nil && sky.dilution.position != nil, "\(sky.dilution)")
+                }
             }
         }
 
