@@ -17,7 +17,8 @@ package final class ScriptedSource: LocationSource {
         var openWaiters = LevelWaiters()
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
-        var isIdle: Bool { sessions.allSatisfy(\.isClosed) }
+        /// Every session's close has run to its end (a session is marked closed first, then counted).
+        var isIdle: Bool { closes == sessions.count && sessions.allSatisfy(\.isClosed) }
     }
 
     /// One session: its handler, which events reach until the session is closed.

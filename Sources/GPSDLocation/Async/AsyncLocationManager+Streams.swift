@@ -58,8 +58,9 @@ extension AsyncLocationManager {
         // which waits for the replay's thread.
         channel.onTermination { [pacing = channel.pacing] in
             pacing?.leave()
-            self.state.withLock { $0.remove(id) }
+            // Given back before it leaves the state, so that a stop() between the two still settles its session.
             self.manager.unsubscribe(id)
+            self.state.withLock { $0.remove(id) }
         }
         state.withLock { $0.add(id, outlet(channel)) }
         manager.subscribe(id, request, consumer: receiver)

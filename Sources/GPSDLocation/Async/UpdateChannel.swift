@@ -245,9 +245,9 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
             }
         } onCancel: {
             // Swift's runtime runs this holding the task's status lock, which a thread resuming the task (the
-            // session's, handing on a fix) waits for; the termination handler gives the subscription back, which
-            // may close the session and join that very thread. So the handler runs on a thread of its own.
-            cancel(handlerOnItsOwnThread: true)
+            // session's, handing on a fix) waits for: the termination handler must not block (the manager
+            // closes a session it gives back on a thread of its own).
+            cancel()
         }
     }
 
@@ -259,10 +259,7 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
 
     /// Ends the channel for its consumer: its task was cancelled (it still gets what is buffered, then the end),
     /// or, `dropping` what is buffered, the sequence and its iterators are gone, and nobody can take it.
-    /// With `handlerOnItsOwnThread` the termination handler, which may block, runs on a new thread, and this
-    /// returns without waiting for it (a cancellation handler must not block); should no thread be had, it runs
-    /// here.
-    func cancel(dropping: Bool = false, handlerOnItsOwnThread: Bool = false) {
+    func cancel(dropping: Bool = false) {
         let (handler, woken) = state.withLock { state in
             if dropping {
                 state.buffer.removeAll()
@@ -270,13 +267,7 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
             }
             return state.finish(.success(()))
         }
-        if let handler {
-            if handlerOnItsOwnThread, let thread = try? SystemThread(name: "gpsd-cancel", handler) {
-                thread.detach()
-            } else {
-                handler()
-            }
-        }
+        handler?()
         if let (waiter, result) = woken { waiter.resume(with: result) }
     }
 }

@@ -36,12 +36,32 @@ extension LocationManager {
 
     /// Gives a subscription (or a reservation) back. Returns what the subscription had seen if it was still
     /// live; `nil` if the manager had ended it already (and told its consumer so, or is about to).
+    ///
+    /// Never blocks: it is called from cancellation handlers, which Swift's runtime runs holding the status lock
+    /// of the task (and of the tasks it descends from), and a session's thread resuming one of those tasks waits
+    /// for that lock. The decision is made here; closing the session it may decide (which joins the session's
+    /// thread) runs on a thread of its own. ``settleSessions(upTo:)``, and so every stop, still waits for it.
     @discardableResult
     package func unsubscribe(_ id: SubscriptionID) -> EndedSubscription? {
-        modifyStateAndRunActions { state in
+        let (subscription, actions) = storage.decide { state -> (EndedSubscription?, [LocationManagerStateMachine.Action]) in
             guard let (subscription, actions) = state.machine.unsubscribe(id) else { return (nil, []) }
             return (subscription, actions)
         }
+        guard actions.contains(where: \.opensOrClosesASession) else {
+            perform(actions)
+            return subscription
+        }
+        if let thread = try? SystemThread(name: "gpsd-close", { self.perform(actions) }) {
+            // This thread decided the step but does not carry it out: a stop on it waits for it like any other.
+            let current = SystemThread.currentID
+            storage.update { state in
+                if state.transitionThread == current { state.transitionThread = nil }
+            }
+            thread.detach()
+        } else {
+            perform(actions)   // the system has no thread to spare: here, as before
+        }
+        return subscription
     }
 
     /// Ends the subscriptions `ids` as their consumer stops: what each held back, then its end, is decided and

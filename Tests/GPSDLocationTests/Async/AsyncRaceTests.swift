@@ -102,8 +102,9 @@ struct AsyncRaceTests {
     @Test func aCancellationBeforeTheFixWins() async {
         let (rig, request) = await registered()
         request.cancel()
-        #expect(!rig.source.send(fix), "the watch stopped when the only request left")
+        // The request gives its watch back on a thread of its own, then throws.
         #expect(await request.value == .cancelled)
+        #expect(!rig.source.send(fix), "the watch stopped when the only request left")
     }
 
     @Test func aFixAndACancellationAtOnceResumeOnce() async {
@@ -117,7 +118,9 @@ struct AsyncRaceTests {
             case .cancelled: cancellations += 1
             case let other: Issue.record("round \(round): \(other)")
             }
-            // Both paths release the watch synchronously.
+            // Both paths release the watch: the fix's at once, the cancellation's on a thread of its own (a
+            // cancellation handler must not block), which a wait for the idle source sees through.
+            await rig.source.waitUntilIdle()
             #expect(!rig.source.isRunning)
             #expect(rig.clock.sleeperCount == 0)
         }

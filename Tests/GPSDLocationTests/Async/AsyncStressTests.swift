@@ -86,24 +86,17 @@ struct AsyncStressTests {
             steps.append(Bool.random(using: &random) ? .advance(.seconds(60)) : .cancelAll)
             for step in steps { await Self.perform(step, rig: rig, requests: requests) }
 
-            var timedOut = false
             for (index, request) in requests.enumerated() {
                 let outcome = await request.value
                 tally.count(outcome)
-                timedOut = timedOut || outcome.locationError?.code == .timedOut
                 if !Self.allows(outcome, spec: specs[index], request: index, steps: steps, base: base) {
                     mismatches.append("batch \(batches) request \(index): \(outcome); steps \(steps)")
                 }
             }
             #expect(rig.clock.sleeperCount == 0)
-            if !timedOut {
-                // Every request ended inside a step, and released the watch there: it must be released now.
-                guard rig.source.isIdle else {
-                    Issue.record("batch \(batches) left a watch held; steps \(steps)")
-                    return
-                }
-            }
-            // A timeout releases the watch on its timer's task after resuming its caller: wait for that.
+            // Every request ended inside a step and gave the watch back there; the session is closed on a thread
+            // of its own (a cancellation handler must not block), and a timeout's on its timer's task after
+            // resuming its caller: wait for that. A watch left held would hang here, past the time limit.
             await rig.source.waitUntilIdle()
         }
 

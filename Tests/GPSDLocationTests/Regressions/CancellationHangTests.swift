@@ -60,4 +60,43 @@ struct CancellationHangTests {
             await gps.stop()
         }
     }
+
+    /// A request's cancellation handler runs holding the status lock of its task's parent too: had it given the
+    /// subscription back there, being the last (the parent's stream gives its own back on a thread of its own),
+    /// it would close the session and join the replay's thread while that thread resumes the parent.
+    @Test("cancelling a task with a stream and a child's request of a replay never hangs, whenever it comes")
+    func cancellingAStreamAndAChildRequestOfAReplayNeverHangs() async throws {
+        for round in 0..<(Int(ProcessInfo.processInfo.environment["HANG_ROUNDS"] ?? "") ?? 100) {
+            let gps = AsyncLocationManager(recording: Self.drive, pace: .asFastAsPossible)
+            let wanted = round % 7 + 1
+            let (taken, took) = AsyncStream.makeStream(of: Void.self)
+            let consumer = Task { () -> (Int, (any Error)?) in
+                // No fix of the recording is this accurate: the request waits until its task is cancelled.
+                async let request = gps.requestLocation(timeout: AsyncLocationManager.noTimeout, desiredAccuracy: 0.01)
+                var count = 0
+                do {
+                    for try await _ in gps.updates() {
+                        count += 1
+                        if count == wanted { took.yield() }
+                    }
+                } catch {
+                    return (count, error)
+                }
+                do {
+                    _ = try await request
+                    return (count, nil)
+                } catch {
+                    return (count, error)
+                }
+            }
+            for await _ in taken { break }
+            consumer.cancel()
+            let (count, error) = await consumer.value
+            #expect(count >= wanted, "round \(round)")
+            // The request ends with the cancellation, or, should the consumer have taken the whole recording first
+            // on a busy machine, with its end.
+            #expect(error is CancellationError || error is LocationError, "round \(round): \(String(describing: error))")
+            await gps.stop()
+        }
+    }
 }
