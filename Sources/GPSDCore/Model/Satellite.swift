@@ -111,7 +111,7 @@ public struct Satellite: Sendable, Hashable, Codable {
         }
     }
 
-    private enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey {
         case constellation, id, prn, elevation, azimuth, signalStrength, isUsed = "used", health
     }
 }

@@ -64,7 +64,7 @@ extension SkyView {
         try container.encode(satellites, forKey: .satellites)
     }
 
-    /// Reads the object of ``jsonText``. A count outside 0…255, a negative dilution or a time that is not an
+    /// Reads the object of ``jsonText``. A count outside 0…255, a dilution outside 0…10,000 or a time that is not an
     /// ISO 8601 UTC time throws `DecodingError.dataCorrupted` naming the key; without `satellites` it throws
     /// `DecodingError.keyNotFound`. `visible` and `used` default to what the satellites list.
     public init(from decoder: any Decoder) throws {
@@ -79,7 +79,7 @@ extension SkyView {
         }
         func factor(_ key: JSONKey) throws -> Double? {
             guard let value = try container.decodeIfPresent(Double.self, forKey: key) else { return nil }
-            guard value >= 0 else {
+            guard Plausibility.dilution.contains(value) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: key, in: container, debugDescription: "\(value) is not a possible \(key.rawValue)")
             }
@@ -120,5 +120,35 @@ extension Satellite {
         text += ",\"used\":\(isUsed)"
         if let health { text += ",\"health\":" + JSONText.quoted(health.rawValue) }
         return text + "}"
+    }
+
+    /// Reads the object of ``jsonText``, as ``Plausibility`` holds a SKY's satellite to it: a number outside
+    /// 1…1023 (a PRN may be 0), an elevation beyond ±90°, an azimuth outside 0°…360° (360 is read as 0) or a
+    /// C/N0 outside 0…254 dB-Hz throws `DecodingError.dataCorrupted` naming the key.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func number(_ key: CodingKeys, allowingZero: Bool) throws -> Int {
+            let value = try container.decode(Int.self, forKey: key)
+            guard Plausibility.satelliteNumber.contains(value) || allowingZero && value == 0 else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "\(value) names no satellite")
+            }
+            return value
+        }
+        func degrees(_ key: CodingKeys, _ range: ClosedRange<Double>) throws -> Double? {
+            guard let value = try container.decodeIfPresent(Double.self, forKey: key) else { return nil }
+            guard value.isFinite, range.contains(value) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "\(value) is not a possible \(key.stringValue)")
+            }
+            return value
+        }
+        self.init(
+            constellation: try container.decode(Constellation.self, forKey: .constellation),
+            id: try number(.id, allowingZero: false), prn: try number(.prn, allowingZero: true),
+            elevation: try degrees(.elevation, Plausibility.elevation),
+            azimuth: try degrees(.azimuth, Plausibility.azimuth).map { $0 == 360 ? 0 : $0 },
+            signalStrength: try degrees(.signalStrength, Plausibility.signal),
+            isUsed: try container.decode(Bool.self, forKey: .isUsed),
+            health: try container.decodeIfPresent(Health.self, forKey: .health))
     }
 }

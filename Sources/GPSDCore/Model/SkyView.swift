@@ -33,7 +33,7 @@ public struct SkyView: Sendable, Hashable, Codable {
         let listedUsed = satellites.count(where: \.isUsed)
         self.satellites = satellites
         self.used = used ?? listedUsed
-        self.visible = max(visible ?? satellites.count, self.used)
+        self.visible = max(visible ?? 0, satellites.count, self.used)
         self.dilution = dilution
         self.timestamp = timestamp
         self.device = device

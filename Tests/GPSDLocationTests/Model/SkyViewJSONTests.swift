@@ -75,6 +75,12 @@ struct SkyViewJSONTests {
         (#"{"used":-1,"satellites":[]}"#, "used"),
         (#"{"hdop":-0.5,"satellites":[]}"#, "hdop"),
         (#"{"timestamp":"yesterday","satellites":[]}"#, "timestamp"),
+        (#"{"pdop":1e300,"satellites":[]}"#, "pdop"),
+        (#"{"satellites":[{"constellation":"GPS","id":5,"prn":5,"elevation":91,"used":true}]}"#, "elevation"),
+        (#"{"satellites":[{"constellation":"GPS","id":5,"prn":5,"azimuth":-1,"used":true}]}"#, "azimuth"),
+        (#"{"satellites":[{"constellation":"GPS","id":5,"prn":5,"signalStrength":255,"used":true}]}"#, "signalStrength"),
+        (#"{"satellites":[{"constellation":"GPS","id":0,"prn":5,"used":true}]}"#, "id"),
+        (#"{"satellites":[{"constellation":"GPS","id":5,"prn":-3,"used":true}]}"#, "prn"),
     ])
     func anImpossibleValueIsRefusedByName(text: String, key: String) throws {
         let error = try #require(throws: DecodingError.self) {
@@ -91,5 +97,15 @@ struct SkyViewJSONTests {
         #expect(throws: DecodingError.self) {
             try JSONDecoder().decode(SkyView.self, from: Data(#"{"visible":3,"used":1}"#.utf8))
         }
+    }
+
+    @Test("a view read from JSON says at least as many are visible as it lists; its count used is as given")
+    func countsAreAtLeastTheList() throws {
+        let text = #"{"visible":1,"used":0,"satellites":[{"constellation":"GPS","id":5,"prn":5,"used":true},{"constellation":"Galileo","id":11,"prn":311,"azimuth":360,"used":false}]}"#
+        let sky = try JSONDecoder().decode(SkyView.self, from: Data(text.utf8))
+        // gpsd's count used comes from a GSA, which may be older than the list's marks: it is kept as sent.
+        #expect(sky.visible == 2 && sky.used == 0)
+        #expect(sky.satellites.last?.azimuth == 0, "360° is north, read as 0")
+        #expect(Plausibility.impossibility(of: sky) == nil)
     }
 }
