@@ -127,6 +127,15 @@ def json_seeds():
     seeds["navsatfix-unknown"] = json.dumps({
         "status": -1, "service": 1, "latitude": 0.0, "longitude": 0.0, "positionCovariance": [0] * 9,
         "positionCovarianceType": 0, "hasVerticalVariance": False}, separators=(",", ":"))
+    # SkyView as whereami --sky --format json writes it (its jsonText).
+    seeds["sky-every-system"] = (
+        '{"timestamp":"2025-06-01T12:00:05.000Z","device":"/dev/ttyACM0","visible":4,"used":3,"hdop":0.71,'
+        '"vdop":1.11,"pdop":1.32,"satellites":[{"constellation":"GPS","id":5,"prn":5,"elevation":31.0,'
+        '"azimuth":86.0,"signalStrength":40.0,"used":true},{"constellation":"GLONASS","id":6,"prn":70,'
+        '"elevation":45.0,"azimuth":250.0,"signalStrength":35.0,"used":true,"health":"unhealthy"},'
+        '{"constellation":"Galileo","id":11,"prn":311,"elevation":52.0,"azimuth":120.0,"signalStrength":42.0,'
+        '"used":true,"health":"healthy"},{"constellation":"BeiDou","id":19,"prn":419,"used":false}]}')
+    seeds["sky-empty"] = '{"satellites":[]}'
     return seeds
 
 

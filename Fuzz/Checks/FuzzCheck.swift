@@ -98,6 +98,13 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
             let message = NavSatFix(location)
             require(decodeOrFail(NavSatFix.self, encodeOrFail(message), "NavSatFix") == message, "NavSatFix round trip")
         }
+        if let sky = try? JSONDecoder().decode(SkyView.self, from: data) {
+            if let problem = Plausibility.impossibility(of: sky) { fatalError("decoded \(problem)") }
+            // Its JSON reads back as the same view (times to the millisecond).
+            let again = decodeOrFail(SkyView.self, Data(sky.jsonText.utf8), "SkyView's jsonText")
+            require(decodeOrFail(SkyView.self, Data(again.jsonText.utf8), "SkyView's jsonText") == again, "not stable: \(again.jsonText)")
+            require(again.satellites == sky.satellites && again.count == sky.count, "jsonText decodes to another view: \(sky.jsonText)")
+        }
         if let message = try? JSONDecoder().decode(NavSatFix.self, from: data) {
             require(message.positionCovariance.count == 9, "covariance of \(message.positionCovariance.count)")
             require(Plausibility.latitude.contains(message.latitude) && Plausibility.longitude.contains(message.longitude),
