@@ -34,8 +34,10 @@ struct AsyncUpdatesTests {
         for fix in fixes { rig.source.send(fix) }
 
         // The consumer's task owned the sequence and its iterator; both are gone once the task has ended,
-        // and dropping them ran the termination handler.
+        // and dropping them ran the termination handler, which gave the subscription back: the session is closed
+        // on a thread of its own, maybe just after the task has ended.
         #expect(try await consumer.value == Array(fixes.prefix(3)))
+        await rig.source.waitUntilIdle()
         #expect(!rig.source.isRunning)
         #expect(rig.source.closeCount == 1)
     }
@@ -161,6 +163,8 @@ struct AsyncUpdatesTests {
         await rig.source.waitForOpening()
         for second in 1...3 { rig.source.send(.sample(second: second)) }
         for (index, consumer) in consumers.enumerated() { #expect(try await consumer.value == index + 1) }
+        // The last to leave gave the watch back; its session is closed on a thread of its own.
+        await rig.source.waitUntilIdle()
         #expect(rig.source.openCount == 1)
         #expect(rig.source.closeCount == 1)
         #expect(!rig.source.isRunning)

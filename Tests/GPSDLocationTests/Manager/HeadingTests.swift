@@ -263,6 +263,9 @@ struct HeadingUpdatesTests {
         #expect(await reachedHeadings.next() == heading(10, second: 0), "the consumer is iterating")
         consumer.cancel()
         #expect(try await consumer.value == 1, "the sequence ends without an error")
+        // The cancellation gave the watch back; its session is closed on a thread of its own (a cancellation
+        // handler must not block), maybe just after the consumer has ended.
+        await rig.source.waitUntilIdle()
         #expect(!rig.source.isRunning)
         #expect(!rig.source.send(.report(.attitude(heading(20, second: 1)))))
     }
