@@ -98,7 +98,8 @@ extension LocationManager {
     // MARK: Acting
 
     /// The one way in: decides under the lock (``ManagerStorage/decide(_:)``), then carries out what was
-    /// decided, after unlocking. Every input of the manager goes through here.
+    /// decided, after unlocking. Every input of the manager goes through here, but an unsubscribe, which carries
+    /// a session's closing out on a thread of its own (``unsubscribe(_:)``).
     @discardableResult
     func modifyStateAndRunActions<Result>(
         _ body: (inout ManagerStorage.State) -> (Result, [LocationManagerStateMachine.Action])

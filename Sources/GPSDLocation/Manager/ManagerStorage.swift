@@ -32,7 +32,8 @@ final class ManagerStorage: Sendable {
     }
 
     /// Runs `body` under the lock, and notes what it decided: its delegate calls are queued in the order decided,
-    /// and the thread that decided an opening or closing is the one that carries it out.
+    /// and the thread that decided an opening or closing is taken for the one that carries it out (an
+    /// unsubscribe that hands its closing to a thread of its own says so after, ``LocationManager/unsubscribe(_:)``).
     func decide<Result>(_ body: (inout State) -> (Result, [Action])) -> (Result, [Action]) {
         state.withLock { state in
             let (result, actions) = body(&state)
