@@ -1,3 +1,5 @@
+import Glibc
+
 /// Splits a byte stream into lines (LF or CRLF), dropping lines longer than `limit` bytes.
 package struct LineSplitter {
     package let limit: Int
@@ -11,13 +13,19 @@ package struct LineSplitter {
     package mutating func append(
         _ bytes: UnsafeRawBufferPointer, line: (ArraySlice<UInt8>) -> Void, skipped: () -> Void
     ) {
-        var start = bytes.startIndex
-        while let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
+        // Plain pointers and memchr, no `Slice` of the buffer: under ThreadSanitizer, session threads that first
+        // touched `Slice<UnsafeRawBufferPointer>` (prespecialized metadata) at once were seen to hang in the
+        // runtime's once for it, as `Repeated<CChar>` did in the decoder.
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        let count = bytes.count
+        var start = 0
+        while start < count, let found = memchr(base + start, Int32(UInt8(ascii: "\n")), count - start) {
+            let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
             if overflowing || pending.count + (newline - start) > limit {
                 overflowing = false
                 skipped()
             } else {
-                pending.append(contentsOf: bytes[start..<newline])
+                pending.append(contentsOf: UnsafeBufferPointer(start: base + start, count: newline - start))
                 if pending.last == UInt8(ascii: "\r") { pending.removeLast() }
                 if !pending.isEmpty { line(pending[...]) }
             }
@@ -25,7 +33,7 @@ package struct LineSplitter {
             start = newline + 1
         }
         guard !overflowing else { return }
-        pending.append(contentsOf: bytes[start...])
+        pending.append(contentsOf: UnsafeBufferPointer(start: base + start, count: count - start))
         if pending.count > limit {
             pending.removeAll(keepingCapacity: true)
             overflowing = true
