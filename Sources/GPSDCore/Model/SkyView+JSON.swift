@@ -65,8 +65,8 @@ extension SkyView {
     }
 
     /// Reads the object of ``jsonText``. A count outside 0…255, a dilution outside 0…10,000 or a time that is not an
-    /// ISO 8601 UTC time throws `DecodingError.dataCorrupted` naming the key; without `satellites` it throws
-    /// `DecodingError.keyNotFound`. `visible` and `used` default to what the satellites list.
+    /// ISO 8601 UTC time of 1980 to 2099 throws `DecodingError.dataCorrupted` naming the key; without `satellites`
+    /// it throws `DecodingError.keyNotFound`. `visible` and `used` default to what the satellites list.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: JSONKey.self)
         func count(_ key: JSONKey) throws -> Int? {
@@ -87,7 +87,7 @@ extension SkyView {
         }
         var timestamp: Date?
         if let text = try container.decodeIfPresent(String.self, forKey: .timestamp) {
-            guard let date = GPSDTime.date(from: text) else {
+            guard let date = GPSDTime.date(from: text), Plausibility.isPlausible(date) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .timestamp, in: container, debugDescription: "\(text) is not an ISO 8601 UTC time")
             }
