@@ -35,14 +35,6 @@ extension LocationManager {
     /// thread has returned, and if nothing else watches gpsd, the session's thread has ended. Called from inside
     /// a callback, it waits for no callback.
     public func stopUpdatingHeading() {
-        let thread = SystemThread.currentID
-        let (generation, insideCallback, session) = modifyStateAndRunActions { state in
-            let actions = state.machine.stopUpdatingHeading()
-            return ((state.machine.subscriptions.headingGeneration, state.callbacks.contains { $0.thread == thread },
-                     state.machine.session.sessionCount), actions)
-        }
-        settleSessions(upTo: session)
-        guard !insideCallback else { return }
-        storage.wait { $0.callbacks.allSatisfy { !$0.isHeading || $0.generation >= generation } }
+        stopDelegateCalls(headings: true) { $0.stopUpdatingHeading() }
     }
 }

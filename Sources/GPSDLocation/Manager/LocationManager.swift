@@ -225,14 +225,24 @@ public final class LocationManager: Sendable {
     /// from any queue, the ``delegateQueue``'s target included; do not call it while holding a lock that a
     /// callback running on another thread waits for.
     public func stopUpdatingLocation() {
+        stopDelegateCalls(headings: false) { $0.stopUpdating() }
+    }
+
+    /// A stop of the delegate's fixes or its headings: decides `stop`, lets the sessions settle, then (unless
+    /// called from inside a callback) waits until no callback of that kind decided before it is still running.
+    func stopDelegateCalls(
+        headings: Bool, _ stop: (inout LocationManagerStateMachine) -> [LocationManagerStateMachine.Action]
+    ) {
         let thread = SystemThread.currentID
         let (generation, insideCallback, session) = modifyStateAndRunActions { state in
-            let actions = state.machine.stopUpdating()
-            return ((state.machine.subscriptions.generation, state.callbacks.contains { $0.thread == thread },
-                     state.machine.session.sessionCount), actions)
+            let actions = stop(&state.machine)
+            let subscriptions = state.machine.subscriptions
+            let generation = headings ? subscriptions.headingGeneration : subscriptions.generation
+            return ((generation, state.callbacks.contains { $0.thread == thread }, state.machine.session.sessionCount),
+                    actions)
         }
         settleSessions(upTo: session)
         guard !insideCallback else { return }
-        storage.wait { $0.callbacks.allSatisfy { $0.isHeading || $0.generation >= generation } }
+        storage.wait { $0.callbacks.allSatisfy { $0.isHeading != headings || $0.generation >= generation } }
     }
 }
