@@ -15,7 +15,7 @@ package enum GPSDReport: Sendable, Equatable {
     /// receiver's newest TPV where the ATT has none.
     case attitude(Heading)
     /// A SKY report: the satellites seen and used, and the DOPs. `listed` is whether it had a satellite list:
-    /// gpsd 3.23 on also sends SKYs of DOPs and a used count alone (after an NMEA GSA), whose view has none.
+    /// gpsd 3.23 on also sends SKYs of DOPs and a used count alone (after an NMEA GGA or GSA), whose view has none.
     case sky(SkyView, listed: Bool)
     /// The VERSION banner: gpsd's release.
     case version(String)

@@ -119,14 +119,23 @@ struct EpochAssembly {
         statistics.fixesWithoutTime += 1
     }
 
-    /// A SKY report: the view it gives, which is the view to tell. A SKY without a satellite list (gpsd 3.23 on
-    /// sends one of DOPs and a used count after an NMEA GSA) keeps the satellites the same receiver last listed,
-    /// so that the list does not blink out between two full reports.
+    /// A SKY report: the view it gives, which is the view to tell.
+    ///
+    /// A SKY without a satellite list (gpsd 3.23 on sends one after an NMEA GGA, with the HDOP alone, and one
+    /// after each GSA, with HDOP, VDOP and PDOP) updates the view the same receiver last gave, so that neither
+    /// the list nor a factor blinks out between two full reports:
+    /// - the satellites it keeps, and with them their counts, so that ``SkyView/used`` stays the number the
+    ///   list marks used (the GGA's count of the next epoch, told before its list, would not be);
+    /// - each factor of dilution the report gives replaces the last one, and each it lacks keeps its value.
     mutating func sky(_ view: SkyView, listed: Bool) -> SkyView {
         var view = view
         if !listed, let last = sky, last.device == view.device {
-            view.satellites = last.satellites
-            view.visible = max(last.visible, view.used)
+            if !last.satellites.isEmpty {
+                view.satellites = last.satellites
+                view.visible = last.visible
+                view.used = last.used
+            }
+            view.dilution = view.dilution.filled(from: last.dilution)
         }
         sky = view
         return view
@@ -167,5 +176,15 @@ struct EpochAssembly {
         let seconds = time.timeIntervalSince(location.timestamp)
         guard (-1...86_400).contains(seconds) else { return nil }
         return .seconds(max(0, seconds))
+    }
+}
+
+extension DilutionOfPrecision {
+    /// These factors, each one missing taken from `older`.
+    fileprivate func filled(from older: DilutionOfPrecision) -> DilutionOfPrecision {
+        DilutionOfPrecision(
+            horizontal: horizontal ?? older.horizontal, vertical: vertical ?? older.vertical,
+            position: position ?? older.position, time: time ?? older.time, geometric: geometric ?? older.geometric,
+            longitude: longitude ?? older.longitude, latitude: latitude ?? older.latitude)
     }
 }
