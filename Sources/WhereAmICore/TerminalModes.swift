@@ -12,7 +12,8 @@ struct TerminalModes {
     private var onAlternateScreen = false
 
     /// Switches to the alternate screen with the cursor hidden and, if standard input is a terminal, to raw input:
-    /// no echo, keys read one at a time, Ctrl-C and Ctrl-Z as keys rather than signals, no flow control.
+    /// no echo, keys read one at a time, Ctrl-C and Ctrl-Z as keys rather than signals (the screen's thread
+    /// restores the terminal before it acts on them), no flow control.
     mutating func enter() throws(Output.Failure) {
         if isatty(STDIN_FILENO) == 1 {
             var modes = termios()

@@ -103,7 +103,7 @@ final class WatchScreen: Sendable {
         var modes = TerminalModes()
         do throws(Output.Failure) {
             try modes.enter()
-            try loop()
+            try loop(&modes)
         } catch {
             modes.restore()
             finish()
@@ -123,7 +123,7 @@ final class WatchScreen: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func loop() throws(Output.Failure) {
+    private func loop(_ modes: inout TerminalModes) throws(Output.Failure) {
         var shown: [String]?
         var size = TerminalModes.size()
         var readsKeys = isatty(STDIN_FILENO) == 1
@@ -151,6 +151,9 @@ final class WatchScreen: Sendable {
                 switch readKeys() {
                 case .quit: tell(.quit)
                 case .redraw: state.withLock { $0.resized = true }
+                case .suspend:
+                    try suspend(&modes)
+                    state.withLock { $0.resized = true }
                 case .endOfInput: readsKeys = false
                 case nil: break
                 }
@@ -163,16 +166,42 @@ final class WatchScreen: Sendable {
         while read(wakeRead, &bytes, bytes.count) > 0 {}
     }
 
-    private enum Keys { case quit, redraw, endOfInput }
+    /// Ctrl-Z: the terminal put back as it was, then the job stopped as the terminal's own Ctrl-Z would stop it
+    /// (SIGTSTP to the terminal's foreground process group, whereami's); once continued (`fg`), the terminal is
+    /// set up again and the caller redraws the whole screen. Outside the terminal's foreground group (no job
+    /// control to continue it) the key is ignored.
+    private func suspend(_ modes: inout TerminalModes) throws(Output.Failure) {
+        guard tcgetpgrp(STDIN_FILENO) == getpgrp() else { return }
+        modes.restore()
+        // The rest of the job (a script that runs whereami, say) as the terminal would stop it, this process
+        // ignoring the signal meanwhile: sent to the group, it would be taken by whichever thread does not block
+        // it, maybe only after this one has set the terminal up again, or after SIGCONT, stopping it twice.
+        // (Made ignored again, a signal left pending by a thread that blocks it is discarded.) Then this thread,
+        // unblocking the signal (it inherited Dispatch's mask), stops the process before raise returns.
+        let disposition = signal(SIGTSTP, SIG_IGN)
+        kill(0, SIGTSTP)
+        signal(SIGTSTP, SIG_IGN)
+        signal(SIGTSTP, disposition)
+        var stop = sigset_t(), mask = sigset_t()
+        sigemptyset(&stop)
+        sigaddset(&stop, SIGTSTP)
+        pthread_sigmask(SIG_UNBLOCK, &stop, &mask)
+        raise(SIGTSTP)
+        pthread_sigmask(SIG_SETMASK, &mask, nil)
+        try modes.enter()
+    }
 
-    /// What the keys waiting on standard input ask for: `q`, `Q` or Ctrl-C to quit, Ctrl-L to redraw the screen;
-    /// others are ignored.
+    private enum Keys { case quit, redraw, suspend, endOfInput }
+
+    /// What the keys waiting on standard input ask for: `q`, `Q` or Ctrl-C to quit, Ctrl-L to redraw the screen,
+    /// Ctrl-Z to suspend; others are ignored.
     private func readKeys() -> Keys? {
         var bytes = [UInt8](repeating: 0, count: 64)
         let count = read(STDIN_FILENO, &bytes, bytes.count)
         if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { return .endOfInput }
         let keys = bytes.prefix(max(count, 0))
         if keys.contains(where: { $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q") || $0 == 0x03 }) { return .quit }
+        if keys.contains(0x1A) { return .suspend }
         return keys.contains(0x0C) ? .redraw : nil
     }
 }

@@ -24,7 +24,8 @@ package struct WhereAmI: AsyncParsableCommand {
             course, heading, the fix's age, the status, the satellites as a table with their signal and a \
             plot of the sky (north up; rings at the horizon, 30 and 60 degrees of elevation; a satellite is the \
             letter of its system, a capital when the fix uses it). It follows the terminal's size, and q, \
-            Ctrl-C, SIGINT and SIGTERM end it with the terminal as it was. When standard output is not a \
+            Ctrl-C, SIGINT and SIGTERM end it with the terminal as it was; Ctrl-Z suspends it likewise, until \
+            fg. When standard output is not a \
             terminal, --watch refuses with exit status 64; --follow writes fixes as lines instead.
 
             SERVER is gpsd's address as gpsd's own clients take it: host[:port[:device]], an IPv6 \

@@ -51,14 +51,16 @@ extension WhereAmIProcessTests {
             #expect(!screen.contains { $0.hasPrefix("Latitude") }, "\(screen)")
             try await tmux.type("stty -a > after; echo stty-\"\"saved")
             try await tmux.waitForScreen("the shell's answer") { $0.contains("stty-saved") }
-            // The modes, not the size: a test that resizes the terminal has changed that itself.
-            func modes(_ name: String) throws -> String {
-                try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
-                    .replacing(/rows \d+; columns \d+;/, with: "")
-            }
-            let before = try modes("before")
+            let before = try Self.modes("before", in: directory)
             #expect(before.contains("icanon") && before.contains("echo"), "\(before)")
-            #expect(before == (try modes("after")))
+            #expect(before == (try Self.modes("after", in: directory)))
+        }
+
+        /// The terminal's modes that `stty -a` saved in the file `name`, without the size: a test that resizes the
+        /// terminal has changed that itself.
+        static func modes(_ name: String, in directory: URL) throws -> String {
+            try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+                .replacing(/rows \d+; columns \d+;/, with: "")
         }
 
         @Test("the panel shows the position, redraws in place as fixes come, follows a resize, and q restores the terminal")
@@ -126,6 +128,27 @@ extension WhereAmIProcessTests {
         func controlC() async throws {
             try await watching { tmux, _, directory in
                 try await tmux.press("C-c")
+                try await expectRestored(tmux, in: directory)
+            }
+        }
+
+        @Test("Ctrl-Z suspends the watch with the terminal as it was, and fg brings the panel back")
+        func suspend() async throws {
+            try await watching { tmux, _, directory in
+                try await tmux.press("C-z")
+                // bash says the job stopped, and goes on to the rest of the line: exit status 148 (SIGTSTP).
+                let stopped = try await tmux.waitForScreen("the job stopped") { $0.contains("exit=148") }
+                #expect(stopped.contains { $0.contains("Stopped") }, "\(stopped)")
+                #expect(try await tmux.display("#{alternate_on}") == "0")
+                #expect(stopped.contains(Self.marker), "the normal screen is back: \(stopped)")
+                try await tmux.type("stty -a > suspended; fg; echo \"exit=$?\"")
+                try await tmux.waitForScreen("the panel again") { Self.value("Latitude", on: $0) != nil }
+                #expect(try await tmux.display("#{alternate_on}") == "1")
+                #expect(try Self.modes("suspended", in: directory) == (try Self.modes("before", in: directory)))
+                // Fixes go on being drawn; q, read without Enter (raw input again), ends the watch.
+                let time = try #require(Self.value("Time", on: try await tmux.screen()))
+                try await tmux.waitForScreen("a later fix") { Self.value("Time", on: $0) != time }
+                try await tmux.press("q")
                 try await expectRestored(tmux, in: directory)
             }
         }
