@@ -65,6 +65,7 @@ let package = Package(
             dependencies: [
                 "GPSDLocation", "CDemoRecording",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

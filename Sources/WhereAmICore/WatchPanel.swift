@@ -25,6 +25,9 @@ struct WatchPanel: Sendable {
     var heading: Heading?
     /// Set when the fixes have ended (the end of a recording): the status line says so.
     var ended = false
+    /// The newest message the library logged (gpsd sent a value that cannot be true, say), shown on the row
+    /// under the status line: standard error, where it would go otherwise, is the terminal the panel is on.
+    var note: String?
     /// The moment the panel shows, against which the fix's age is measured.
     var now: ContinuousClock.Instant
 
@@ -44,8 +47,8 @@ struct WatchPanel: Sendable {
     /// last row saying how many more there are when they do not fit.
     func lines(columns: Int, rows: Int) -> [String] {
         guard columns > 0, rows > 0 else { return [] }
-        var left = [title(columns: columns), statusLine, ""] + values
-        let top = 3   // the title, the status line and a blank one span the whole width
+        var left = [title(columns: columns), statusLine, noteLine] + values
+        let top = 3   // the title, the status line and the note (or a blank line) span the whole width
         var right: [String] = []
         if let plot = SkyPlot.fitting(columns: columns - Self.leftWidth - Self.gap, rows: rows - top) {
             right = plot.lines(sky?.satellites ?? [])
@@ -77,6 +80,11 @@ struct WatchPanel: Sendable {
     var statusLine: String {
         let said = ended ? "the recording has ended" : status.description
         return "Status      " + Field.printable(said)
+    }
+
+    /// The newest message logged, or nothing.
+    var noteLine: String {
+        note.map { "Log         " + Field.printable($0) } ?? ""
     }
 
     /// The fix's values, one per row, a dash for a value the fix does not have.

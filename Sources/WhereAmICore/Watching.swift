@@ -1,4 +1,5 @@
 import GPSDLocation
+import Logging
 import UnixSignals
 
 extension WhereAmI {
@@ -21,6 +22,9 @@ extension WhereAmI {
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm, .sighup, .sigwinch)
         let (events, sink) = AsyncStream.makeStream(of: WatchEvent.self)
         let screen = try WatchScreen(panel: WatchPanel(source: source, now: .now)) { sink.yield(.screen($0)) }
+        let logger = gps.manager.logger
+        gps.manager.logger = Logger(label: logger.label) { _ in WatchLogHandler(screen: screen) }
+        defer { gps.manager.logger = logger }
         // Made before anything starts, so that no change is missed.
         let changes = gps.statusUpdates()
         let fixes = gps.updates()

@@ -114,6 +114,18 @@ struct WatchPanelTests {
         #expect(panel.lines(columns: 80, rows: 24)[1] == "Status      the recording has ended")
     }
 
+    @Test("the newest message logged on the row under the status line, shown, never obeyed; the rows stay put")
+    func note() {
+        var panel = Self.panel()
+        let before = panel.lines(columns: 120, rows: 40)
+        #expect(before[2] == "")
+        panel.note = "warning: gpsd sent a satellite's signal beyond 0 to 254 dB-Hz (300.0)\u{1B}[2J"
+        let lines = panel.lines(columns: 120, rows: 40)
+        #expect(lines[2] == "Log         warning: gpsd sent a satellite's signal beyond 0 to 254 dB-Hz (300.0)\u{FFFD}[2J")
+        #expect(Array(lines[3...]) == Array(before[3...]), "the fix's values, the table and the plot where they were")
+        #expect(panel.lines(columns: 40, rows: 24)[2] == "Log         warning: gpsd sent a satelli")
+    }
+
     @Test("what gpsd names is shown, never obeyed: control characters in a device path are replaced")
     func hostileNames() {
         var panel = Self.panel()

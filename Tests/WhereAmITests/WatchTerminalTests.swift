@@ -124,6 +124,27 @@ extension WhereAmIProcessTests {
             }
         }
 
+        @Test("what the library logs (a signal gpsd passed that cannot be true) is on the panel's Log row, not across it")
+        func logged() async throws {
+            // The track, each epoch with a GSV whose first satellite's C/N0 is 300 dB-Hz: gpsd passes it on, the
+            // library leaves it out and logs a warning once.
+            let log: (URL) throws -> URL = { directory in
+                let gsv = NMEA.sentence("GPGSV,1,1,04,04,45,100,300,05,40,090,41,09,30,200,35,12,20,300,30")
+                return try writeLog((0..<600).map { NMEA.Track.epoch($0) + gsv }, named: "signal.nmea", in: directory)
+            }
+            try await watching(log: log) { tmux, _, directory in
+                let screen = try await tmux.waitForScreen("the warning on the Log row") {
+                    $0.count > 2 && $0[2].hasPrefix("Log ") && Self.value("Satellites", on: $0) != nil
+                }
+                #expect(screen[2].contains("warning: gpsd sent a satellite's signal beyond 0 to 254 dB-Hz (300.0)"),
+                        "\(screen[2])")
+                #expect(screen[3].hasPrefix("Latitude "), "the values in their place: \(screen)")
+                #expect(!screen.contains { $0.contains("GPSDLocation:") }, "nothing written across the panel: \(screen)")
+                try await tmux.press("q")
+                try await expectRestored(tmux, in: directory)
+            }
+        }
+
         @Test("Ctrl-C ends the watch with the terminal as it was")
         func controlC() async throws {
             try await watching { tmux, _, directory in
