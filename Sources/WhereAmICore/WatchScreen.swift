@@ -100,6 +100,15 @@ final class WatchScreen: Sendable {
     // MARK: - The thread
 
     private func run() {
+        // Dispatch's mask, inherited, blocks SIGTTOU and SIGTTIN, and a background process's tcsetattr and read of
+        // the terminal then succeed or fail instead of stopping it: continued in the background (Ctrl-Z, then
+        // bg), it would draw over the shell's prompt and put the terminal in raw mode under it. Unblocked, the
+        // process stops as a terminal program should, until fg.
+        var terminalStops = sigset_t()
+        sigemptyset(&terminalStops)
+        sigaddset(&terminalStops, SIGTTOU)
+        sigaddset(&terminalStops, SIGTTIN)
+        pthread_sigmask(SIG_UNBLOCK, &terminalStops, nil)
         var modes = TerminalModes()
         do throws(Output.Failure) {
             try modes.enter()
@@ -168,20 +177,24 @@ final class WatchScreen: Sendable {
 
     /// Ctrl-Z: the terminal put back as it was, then the job stopped as the terminal's own Ctrl-Z would stop it
     /// (SIGTSTP to the terminal's foreground process group, whereami's); once continued (`fg`), the terminal is
-    /// set up again and the caller redraws the whole screen. Outside the terminal's foreground group (no job
-    /// control to continue it) the key is ignored.
+    /// set up again and the caller redraws the whole screen; continued in the background (`bg`), the process
+    /// stops again at its first touch of the terminal (SIGTTOU), until `fg`. Outside the terminal's foreground
+    /// group, or with SIGTSTP ignored from the start (no job control to continue it), the key is ignored.
     private func suspend(_ modes: inout TerminalModes) throws(Output.Failure) {
         guard tcgetpgrp(STDIN_FILENO) == getpgrp() else { return }
+        // Ignored meanwhile: sent to the group, the signal would be taken by whichever thread does not block it,
+        // maybe only after this one has set the terminal up again, or after SIGCONT, stopping the process twice.
+        var ignore = sigaction(), disposition = sigaction()
+        ignore.__sigaction_handler.sa_handler = SIG_IGN
+        sigaction(SIGTSTP, &ignore, &disposition)
+        // Started with the signal ignored (by a shell without job control): nothing would continue the job.
+        guard !Self.isIgnored(disposition) else { return }
         modes.restore()
-        // The rest of the job (a script that runs whereami, say) as the terminal would stop it, this process
-        // ignoring the signal meanwhile: sent to the group, it would be taken by whichever thread does not block
-        // it, maybe only after this one has set the terminal up again, or after SIGCONT, stopping it twice.
-        // (Made ignored again, a signal left pending by a thread that blocks it is discarded.) Then this thread,
-        // unblocking the signal (it inherited Dispatch's mask), stops the process before raise returns.
-        let disposition = signal(SIGTSTP, SIG_IGN)
-        kill(0, SIGTSTP)
-        signal(SIGTSTP, SIG_IGN)
-        signal(SIGTSTP, disposition)
+        kill(0, SIGTSTP)   // the rest of the job (a script that runs whereami, say), as the terminal would
+        sigaction(SIGTSTP, &ignore, nil)   // made ignored again: one left pending by a thread that blocks it goes
+        sigaction(SIGTSTP, &disposition, nil)
+        // This thread blocks the signal (its mask is that of Dispatch's thread it was made from): unblocked, the
+        // signal raised to it stops the process before raise returns; SIGCONT goes on from there.
         var stop = sigset_t(), mask = sigset_t()
         sigemptyset(&stop)
         sigaddset(&stop, SIGTSTP)
@@ -189,6 +202,10 @@ final class WatchScreen: Sendable {
         raise(SIGTSTP)
         pthread_sigmask(SIG_SETMASK, &mask, nil)
         try modes.enter()
+    }
+
+    private static func isIgnored(_ action: sigaction) -> Bool {
+        unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
 
     private enum Keys { case quit, redraw, suspend, endOfInput }

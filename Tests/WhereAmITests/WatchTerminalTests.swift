@@ -24,12 +24,12 @@ extension WhereAmIProcessTests {
         /// Runs `body` with whereami --watch running in a tmux pane of 120 × 40 against gpsfake playing the drive,
         /// after `stty -a` has saved the terminal's modes in `before`; the panel has shown a position.
         private func watching(
-            log: (URL) throws -> URL = { _ in Fixtures.url("drive.nmea") },
+            log: (URL) throws -> URL = { _ in Fixtures.url("drive.nmea") }, shell: Tmux.Shell = .bash,
             _ body: (_ tmux: Tmux, _ fake: GPSFake, _ directory: URL) async throws -> Void
         ) async throws {
             try await withScratchDirectory("watch") { directory in
                 try await GPSFake.run(logs: [try log(directory)], cycle: 0.1, waitForClient: true) { fake in
-                    try await Tmux.run(columns: 120, rows: 40, in: directory) { tmux in
+                    try await Tmux.run(columns: 120, rows: 40, in: directory, shell: shell) { tmux in
                         // The shell's own output says it is ready: the line typed holds the marker split by quotes.
                         try await tmux.type("stty -a > before; echo shell-\"\"ready")
                         try await tmux.waitForScreen("a shell") { $0.contains(Self.marker) }
@@ -153,19 +153,41 @@ extension WhereAmIProcessTests {
             }
         }
 
-        @Test("Ctrl-Z suspends the watch with the terminal as it was, and fg brings the panel back")
+        @Test("Ctrl-Z suspends the watch with the terminal as it was; bg stops it again untouched, and fg brings the panel back")
         func suspend() async throws {
-            try await watching { tmux, _, directory in
+            // dash, unlike bash, leaves the terminal as a stopped job left it: the modes seen while suspended are
+            // whereami's doing.
+            try await watching(shell: .dash) { tmux, _, directory in
                 try await tmux.press("C-z")
-                // bash says the job stopped, and goes on to the rest of the line: exit status 148 (SIGTSTP).
-                let stopped = try await tmux.waitForScreen("the job stopped") { $0.contains("exit=148") }
-                #expect(stopped.contains { $0.contains("Stopped") }, "\(stopped)")
+                // The shell says the job stopped, and goes on to the rest of the line: exit status 148 (SIGTSTP).
+                let stopped = try await tmux.waitForScreen("the job stopped") { screen in
+                    screen.contains { $0.hasSuffix("exit=148") } && screen.contains { $0.contains("Stopped") }
+                }
                 #expect(try await tmux.display("#{alternate_on}") == "0")
                 #expect(stopped.contains(Self.marker), "the normal screen is back: \(stopped)")
-                try await tmux.type("stty -a > suspended; fg; echo \"exit=$?\"")
+                try await tmux.type("stty -a > suspended; echo stty-\"\"saved")
+                try await tmux.waitForScreen("the shell's answer") { $0.contains("stty-saved") }
+                #expect(try Self.modes("suspended", in: directory) == (try Self.modes("before", in: directory)))
+
+                // In the background it stops at its first touch of the terminal (SIGTTOU), drawing nothing: the
+                // shell's jobs say so once it has run that far.
+                try await tmux.type("bg")
+                var stoppedAgain = false
+                for attempt in 1...100 where !stoppedAgain {
+                    try await tmux.type("jobs; echo jobs-\"\"listed-\(attempt)")
+                    let screen = try await tmux.waitForScreen("the jobs") { $0.contains("jobs-listed-\(attempt)") }
+                    stoppedAgain = screen.contains { $0.contains("Stopped (tty output)") }
+                }
+                let jobs = try await tmux.screen()
+                #expect(stoppedAgain, "stopped by SIGTTOU: \(jobs)")
+                #expect(try await tmux.display("#{alternate_on}") == "0")
+                try await tmux.type("stty -a > background; echo stty-\"\"again")
+                try await tmux.waitForScreen("the shell's answer") { $0.contains("stty-again") }
+                #expect(try Self.modes("background", in: directory) == (try Self.modes("before", in: directory)))
+
+                try await tmux.type("fg; echo \"exit=$?\"")
                 try await tmux.waitForScreen("the panel again") { Self.value("Latitude", on: $0) != nil }
                 #expect(try await tmux.display("#{alternate_on}") == "1")
-                #expect(try Self.modes("suspended", in: directory) == (try Self.modes("before", in: directory)))
                 // Fixes go on being drawn; q, read without Enter (raw input again), ends the watch.
                 let time = try #require(Self.value("Time", on: try await tmux.screen()))
                 try await tmux.waitForScreen("a later fix") { Self.value("Time", on: $0) != time }

@@ -3,8 +3,8 @@ import GPSDTestSupport
 import Testing
 
 /// A tmux server of a test's own (its socket in a scratch directory, no configuration read), with one session
-/// running an interactive bash: a real terminal for `whereami --watch`, typed into with `send-keys` and read with
-/// `capture-pane`.
+/// running an interactive shell (bash, or dash): a real terminal for `whereami --watch`, typed into with
+/// `send-keys` and read with `capture-pane`.
 struct Tmux {
     /// tmux, found on `PATH`; `nil` when it is not installed.
     static var path: String? {
@@ -16,16 +16,24 @@ struct Tmux {
     let socket: String
     let session = "watch"
 
-    /// Runs `body` with a session of `columns` × `rows` running bash with a `$ ` prompt in `directory`, and kills the
-    /// server afterwards however `body` ends. A missing tmux is a failure, not a skip:
+    /// The interactive shell in the session.
+    enum Shell: String, Sendable {
+        /// bash, which puts its own terminal modes back when a job stops.
+        case bash = "bash --norc --noprofile -i"
+        /// dash (Debian's /bin/sh), which does not: what a stopped job left of the terminal stays.
+        case dash = "dash -i"
+    }
+
+    /// Runs `body` with a session of `columns` × `rows` running `shell` with a `$ ` prompt in `directory`, and kills
+    /// the server afterwards however `body` ends. A missing tmux is a failure, not a skip:
     /// `Scripts/install-dependencies --tests` installs it.
     static func run<T>(
-        columns: Int, rows: Int, in directory: URL, _ body: (Tmux) async throws -> T
+        columns: Int, rows: Int, in directory: URL, shell: Shell = .bash, _ body: (Tmux) async throws -> T
     ) async throws -> T {
         let path = try #require(Self.path, "tmux is not installed: Scripts/install-dependencies --tests installs it")
         let tmux = Tmux(executable: URL(fileURLWithPath: path), socket: directory.appendingPathComponent("tmux").path)
         let shell = "cd '\(directory.path)' && env -i PATH=/usr/bin:/bin HOME='\(directory.path)' TERM=tmux-256color "
-            + "LANG=C.UTF-8 PS1='$ ' bash --norc --noprofile -i"
+            + "LANG=C.UTF-8 PS1='$ ' \(shell.rawValue)"
         try await tmux.command(["new-session", "-d", "-s", tmux.session, "-x", "\(columns)", "-y", "\(rows)", shell])
         do {
             let result = try await body(tmux)
