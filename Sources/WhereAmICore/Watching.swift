@@ -22,9 +22,15 @@ extension WhereAmI {
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm, .sighup, .sigwinch)
         let (events, sink) = AsyncStream.makeStream(of: WatchEvent.self)
         let screen = try WatchScreen(panel: WatchPanel(source: source, now: .now)) { sink.yield(.screen($0)) }
-        let logger = gps.manager.logger
-        gps.manager.logger = Logger(label: logger.label) { _ in WatchLogHandler(screen: screen) }
-        defer { gps.manager.logger = logger }
+        // What the library logs goes to the panel meanwhile, then to standard error once the terminal is back.
+        let logger = gps.manager.logger, logged = WatchLog()
+        var onPanel = logger
+        onPanel.handler = WatchLogHandler(for: logger, screen: screen, keeping: logged)
+        gps.manager.logger = onPanel
+        defer {
+            gps.manager.logger = logger
+            logged.replay(to: logger)
+        }
         // Made before anything starts, so that no change is missed.
         let changes = gps.statusUpdates()
         let fixes = gps.updates()

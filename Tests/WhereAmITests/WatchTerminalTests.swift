@@ -142,6 +142,10 @@ extension WhereAmIProcessTests {
                 #expect(!screen.contains { $0.contains("GPSDLocation:") }, "nothing written across the panel: \(screen)")
                 try await tmux.press("q")
                 try await expectRestored(tmux, in: directory)
+                // Once the terminal is back, the message on standard error as the library's logger writes it.
+                let after = try await tmux.screen()
+                #expect(after.contains { $0.contains("warning GPSDLocation:") && $0.contains("beyond 0 to 254 dB-Hz") },
+                        "\(after)")
             }
         }
 
