@@ -11,6 +11,9 @@ struct TerminalModes {
     /// Whether the alternate screen is on (and the cursor hidden).
     private var onAlternateScreen = false
 
+    /// Whether ``enter()`` has set the terminal up, and ``restore()`` not yet undone it.
+    var isSetUp: Bool { onAlternateScreen || savedInput != nil }
+
     /// Switches to the alternate screen with the cursor hidden and, if standard input is a terminal, to raw input:
     /// no echo, keys read one at a time, Ctrl-C and Ctrl-Z as keys rather than signals (the screen's thread
     /// restores the terminal before it acts on them), no flow control.

@@ -100,18 +100,8 @@ final class WatchScreen: Sendable {
     // MARK: - The thread
 
     private func run() {
-        // Dispatch's mask, inherited, blocks SIGTTOU and SIGTTIN, and a background process's tcsetattr and read of
-        // the terminal then succeed or fail instead of stopping it: continued in the background (Ctrl-Z, then
-        // bg), it would draw over the shell's prompt and put the terminal in raw mode under it. Unblocked, the
-        // process stops as a terminal program should, until fg.
-        var terminalStops = sigset_t()
-        sigemptyset(&terminalStops)
-        sigaddset(&terminalStops, SIGTTOU)
-        sigaddset(&terminalStops, SIGTTIN)
-        pthread_sigmask(SIG_UNBLOCK, &terminalStops, nil)
         var modes = TerminalModes()
         do throws(Output.Failure) {
-            try modes.enter()
             try loop(&modes)
         } catch {
             modes.restore()
@@ -132,6 +122,20 @@ final class WatchScreen: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// Whether this process is in the foreground of the terminal it draws on; `true` where it cannot tell
+    /// (standard output is not its controlling terminal, or the terminal has gone: writing then fails).
+    ///
+    /// In the background (started with `&`, or continued with `bg` after Ctrl-Z) the screen leaves the terminal
+    /// alone: it neither draws nor sets modes under the shell, and it does not stop itself either, as a
+    /// background terminal program usually would (SIGTTOU), since a stopped process could not act on the SIGTERM
+    /// that `kill %1` sends with SIGCONT. `fg` brings the panel back within a tick.
+    private static var inForeground: Bool {
+        let group = tcgetpgrp(STDOUT_FILENO)
+        return group == -1 || group == getpgrp()
+    }
+
+    /// Draws the panel in the foreground, setting the terminal up first when it is not, and waits (a tick at
+    /// most) for a change, a key or the next redraw, until the screen closes.
     private func loop(_ modes: inout TerminalModes) throws(Output.Failure) {
         var shown: [String]?
         var size = TerminalModes.size()
@@ -143,26 +147,35 @@ final class WatchScreen: Sendable {
                 return (state.panel, state.resized)
             }
             guard case (var panel, let resized)? = decided else { return }
-            if resized {
-                size = TerminalModes.size()
-                shown = nil
+            let foreground = Self.inForeground
+            if !foreground {
+                // Set up only if an outside SIGSTOP and bg put it here: the terminal goes back to the shell.
+                modes.restore()
+            } else {
+                if !modes.isSetUp {
+                    try modes.enter()
+                    shown = nil
+                }
+                if resized || shown == nil {
+                    size = TerminalModes.size()
+                    shown = nil
+                }
+                panel.now = .now
+                let lines = panel.lines(columns: size.columns, rows: size.rows)
+                try Output().write(TerminalModes.redraw(from: shown, to: lines, columns: size.columns))
+                shown = lines
             }
-            panel.now = .now
-            let lines = panel.lines(columns: size.columns, rows: size.rows)
-            try Output().write(TerminalModes.redraw(from: shown, to: lines, columns: size.columns))
-            shown = lines
 
+            let keys = readsKeys && foreground
             var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-            if readsKeys { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
+            if keys { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
             guard poll(&fds, nfds_t(fds.count), Self.tick) > 0 else { continue }
             if fds[0].revents != 0 { drainWakePipe() }
-            if readsKeys, fds[1].revents != 0 {
+            if keys, fds[1].revents != 0 {
                 switch readKeys() {
                 case .quit: tell(.quit)
                 case .redraw: state.withLock { $0.resized = true }
-                case .suspend:
-                    try suspend(&modes)
-                    state.withLock { $0.resized = true }
+                case .suspend: suspend(&modes)   // the next round sets the terminal up again, in the foreground
                 case .endOfInput: readsKeys = false
                 case nil: break
                 }
@@ -176,14 +189,16 @@ final class WatchScreen: Sendable {
     }
 
     /// Ctrl-Z: the terminal put back as it was, then the job stopped as the terminal's own Ctrl-Z would stop it
-    /// (SIGTSTP to the terminal's foreground process group, whereami's); once continued (`fg`), the terminal is
-    /// set up again and the caller redraws the whole screen; continued in the background (`bg`), the process
-    /// stops again at its first touch of the terminal (SIGTTOU), until `fg`. Outside the terminal's foreground
-    /// group, or with SIGTSTP ignored from the start (no job control to continue it), the key is ignored.
-    private func suspend(_ modes: inout TerminalModes) throws(Output.Failure) {
+    /// (SIGTSTP to the terminal's foreground process group, whereami's). Once continued, the loop sets the
+    /// terminal up again and redraws the whole screen if it is in the foreground (`fg`), and leaves the terminal
+    /// alone while it is not (`bg`, or the SIGCONT of `kill %1`; see ``inForeground``). Outside the terminal's
+    /// foreground group, or with SIGTSTP ignored from the start (no job control to continue it), the key is
+    /// ignored.
+    private func suspend(_ modes: inout TerminalModes) {
         guard tcgetpgrp(STDIN_FILENO) == getpgrp() else { return }
         // Ignored meanwhile: sent to the group, the signal would be taken by whichever thread does not block it,
-        // maybe only after this one has set the terminal up again, or after SIGCONT, stopping the process twice.
+        // maybe only after this one has gone on (and set the terminal up again), or after SIGCONT, stopping the
+        // process twice.
         var ignore = sigaction(), disposition = sigaction()
         ignore.__sigaction_handler.sa_handler = SIG_IGN
         sigaction(SIGTSTP, &ignore, &disposition)
@@ -201,7 +216,6 @@ final class WatchScreen: Sendable {
         pthread_sigmask(SIG_UNBLOCK, &stop, &mask)
         raise(SIGTSTP)
         pthread_sigmask(SIG_SETMASK, &mask, nil)
-        try modes.enter()
     }
 
     private static func isIgnored(_ action: sigaction) -> Bool {
@@ -215,6 +229,8 @@ final class WatchScreen: Sendable {
     private func readKeys() -> Keys? {
         var bytes = [UInt8](repeating: 0, count: 64)
         let count = read(STDIN_FILENO, &bytes, bytes.count)
+        // EIO in the background (put there between poll and read): not the end of input.
+        if count < 0, errno == EIO, !Self.inForeground { return nil }
         if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { return .endOfInput }
         let keys = bytes.prefix(max(count, 0))
         if keys.contains(where: { $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q") || $0 == 0x03 }) { return .quit }

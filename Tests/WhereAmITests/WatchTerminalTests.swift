@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 extension WhereAmIProcessTests {
-    /// `whereami --watch` in a real terminal (a tmux pane running bash) against a real gpsd (gpsfake playing the
+    /// `whereami --watch` in a real terminal (a tmux pane running bash, or dash) against a real gpsd (gpsfake playing the
     /// drive): what the panel shows, that it redraws in place and follows the terminal's size, and that each way
     /// out leaves the terminal as it was.
     @Suite("whereami --watch in a terminal", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(3)))
@@ -157,46 +157,58 @@ extension WhereAmIProcessTests {
             }
         }
 
-        @Test("Ctrl-Z suspends the watch with the terminal as it was; bg stops it again untouched, and fg brings the panel back")
+        @Test("Ctrl-Z suspends the watch with the terminal as it was; in the background it leaves the terminal alone; fg brings the panel back, kill ends it")
         func suspend() async throws {
             // dash, unlike bash, leaves the terminal as a stopped job left it: the modes seen while suspended are
             // whereami's doing.
             try await watching(shell: .dash) { tmux, _, directory in
-                try await tmux.press("C-z")
-                // The shell says the job stopped, and goes on to the rest of the line: exit status 148 (SIGTSTP).
-                let stopped = try await tmux.waitForScreen("the job stopped") { screen in
-                    screen.contains { $0.hasSuffix("exit=148") } && screen.contains { $0.contains("Stopped") }
+                func stops() async throws -> [String] {
+                    let stopsBefore = try await tmux.screen().count { $0.hasSuffix("exit=148") }
+                    try await tmux.press("C-z")
+                    // The shell says the job stopped, and goes on with the line: exit status 148 (SIGTSTP).
+                    return try await tmux.waitForScreen("the job stopped") { screen in
+                        screen.count { $0.hasSuffix("exit=148") } > stopsBefore && screen.contains { $0.contains("Stopped") }
+                    }
                 }
+                func saveModes(_ name: String) async throws {
+                    try await tmux.type("stty -a > \(name); echo \(name)-\"\"saved")
+                    try await tmux.waitForScreen("the shell's answer") { $0.contains("\(name)-saved") }
+                }
+                let stopped = try await stops()
                 #expect(try await tmux.display("#{alternate_on}") == "0")
                 #expect(stopped.contains(Self.marker), "the normal screen is back: \(stopped)")
-                try await tmux.type("stty -a > suspended; echo stty-\"\"saved")
-                try await tmux.waitForScreen("the shell's answer") { $0.contains("stty-saved") }
+                try await saveModes("suspended")
                 #expect(try Self.modes("suspended", in: directory) == (try Self.modes("before", in: directory)))
 
-                // In the background it stops at its first touch of the terminal (SIGTTOU), drawing nothing: the
-                // shell's jobs say so once it has run that far.
-                try await tmux.type("bg")
-                var stoppedAgain = false
-                for attempt in 1...100 where !stoppedAgain {
-                    try await tmux.type("jobs; echo jobs-\"\"listed-\(attempt)")
-                    let screen = try await tmux.waitForScreen("the jobs") { $0.contains("jobs-listed-\(attempt)") }
-                    stoppedAgain = screen.contains { $0.contains("Stopped (tty output)") }
-                }
-                let jobs = try await tmux.screen()
-                #expect(stoppedAgain, "stopped by SIGTTOU: \(jobs)")
+                // Continued in the background, it runs on without touching the terminal, stopping for nothing.
+                try await tmux.type("bg; jobs; echo jobs-\"\"listed")
+                let jobs = try await tmux.waitForScreen("the jobs") { $0.contains("jobs-listed") }
+                #expect(jobs.contains { $0.contains("Running") && $0.contains("--watch") }, "\(jobs)")
+                try await saveModes("background")
                 #expect(try await tmux.display("#{alternate_on}") == "0")
-                try await tmux.type("stty -a > background; echo stty-\"\"again")
-                try await tmux.waitForScreen("the shell's answer") { $0.contains("stty-again") }
                 #expect(try Self.modes("background", in: directory) == (try Self.modes("before", in: directory)))
 
                 try await tmux.type("fg; echo \"exit=$?\"")
                 try await tmux.waitForScreen("the panel again") { Self.value("Latitude", on: $0) != nil }
                 #expect(try await tmux.display("#{alternate_on}") == "1")
-                // Fixes go on being drawn; q, read without Enter (raw input again), ends the watch.
+                // Fixes go on being drawn, and Ctrl-Z, read without Enter (raw input again), suspends it again.
                 let time = try #require(Self.value("Time", on: try await tmux.screen()))
                 try await tmux.waitForScreen("a later fix") { Self.value("Time", on: $0) != time }
-                try await tmux.press("q")
-                try await expectRestored(tmux, in: directory)
+                _ = try await stops()
+
+                // Stopped, SIGTERM then SIGCONT (what bash's kill does for a stopped job) end it: exit status 0.
+                // dash's wait answers 148 while it has not yet seen the job go on: asked again until it has.
+                try await tmux.type("kill %1; kill -CONT %1")
+                var status = "148"
+                for attempt in 1...50 where status == "148" {
+                    try await tmux.type("wait %1; echo \"waited-\(attempt)=$?\"")
+                    let screen = try await tmux.waitForScreen("wait's answer") { $0.contains { $0.hasPrefix("waited-\(attempt)=") } }
+                    status = String(try #require(screen.last { $0.hasPrefix("waited-\(attempt)=") }).split(separator: "=")[1])
+                }
+                #expect(status == "0", "whereami's exit status")
+                #expect(try await tmux.display("#{alternate_on}") == "0")
+                try await saveModes("after")
+                #expect(try Self.modes("after", in: directory) == (try Self.modes("before", in: directory)))
             }
         }
 
