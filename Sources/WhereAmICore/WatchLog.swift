@@ -33,20 +33,23 @@ struct WatchLogHandler: LogHandler {
     }
 }
 
-/// The messages logged during a watch, the first ``limit`` of them (the library logs each kind of problem once).
+/// The messages logged during a watch, the first ``limit`` of them (the library logs each kind of problem once),
+/// and how many more there were.
 final class WatchLog: Sendable {
     static let limit = 100
-    private let events = Mutex<[LogEvent]>([])
+    private let events = Mutex<(kept: [LogEvent], dropped: Int)>(([], 0))
 
     func keep(_ event: LogEvent) {
-        events.withLock { if $0.count < Self.limit { $0.append(event) } }
+        events.withLock { events in
+            if events.kept.count < Self.limit { events.kept.append(event) } else { events.dropped += 1 }
+        }
     }
 
-    /// Logs each message kept to `logger`, in order: standard error, once the terminal is back.
+    /// Passes each message kept to `logger`'s handler, in order, as it would have had it (standard error, once
+    /// the terminal is back), and says how many were not kept.
     func replay(to logger: Logger) {
-        for event in events.withLock({ $0 }) {
-            logger.log(level: event.level, event.message, metadata: event.metadata, source: event.source,
-                       file: event.file, function: event.function, line: event.line)
-        }
+        let (kept, dropped) = events.withLock { $0 }
+        for event in kept { logger.handler.log(event: event) }
+        if dropped > 0 { logger.notice("\(dropped) more messages logged during the watch were not kept") }
     }
 }
