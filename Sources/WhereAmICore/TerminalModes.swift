@@ -21,18 +21,33 @@ struct TerminalModes {
         if isatty(STDIN_FILENO) == 1 {
             var modes = termios()
             guard tcgetattr(STDIN_FILENO, &modes) == 0 else { throw Output.Failure(number: errno) }
-            var raw = modes
-            raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG | IEXTEN)
-            raw.c_iflag &= ~tcflag_t(IXON | ICRNL)
-            withUnsafeMutableBytes(of: &raw.c_cc) { cc in
-                cc[Int(VMIN)] = 1
-                cc[Int(VTIME)] = 0
-            }
+            var raw = Self.raw(modes)
             guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { throw Output.Failure(number: errno) }
             savedInput = modes
         }
         onAlternateScreen = true
         try Output().write(Self.enterScreen)
+    }
+
+    /// Sets up again what ``enter()`` set up, keeping the modes saved before it: after a stop and continue (a
+    /// SIGSTOP, say), during which the shell may have put its own modes back and written on the screen.
+    mutating func enterAgain() throws(Output.Failure) {
+        if let modes = savedInput {
+            var raw = Self.raw(modes)
+            guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { throw Output.Failure(number: errno) }
+        }
+        if onAlternateScreen { try Output().write(Self.enterScreen) }
+    }
+
+    private static func raw(_ modes: termios) -> termios {
+        var raw = modes
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG | IEXTEN)
+        raw.c_iflag &= ~tcflag_t(IXON | ICRNL)
+        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+            cc[Int(VMIN)] = 1
+            cc[Int(VTIME)] = 0
+        }
+        return raw
     }
 
     /// Undoes what ``enter()`` did: the cursor shown, the normal screen back, standard input's modes as before.

@@ -21,6 +21,8 @@ final class WatchScreen: Sendable {
         var panel: WatchPanel
         /// The size is to be read again and the whole screen redrawn.
         var resized = true
+        /// The terminal is to be set up again: the process was stopped and continued.
+        var continued = false
         var closing = false
         var finished = false
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -79,6 +81,14 @@ final class WatchScreen: Sendable {
         wake()
     }
 
+    /// The process was continued (SIGCONT), maybe after a stop that was not Ctrl-Z's (SIGSTOP, or the terminal's
+    /// own Ctrl-Z when standard input is not a terminal): the shell may have put its own modes back and written
+    /// on the screen meanwhile, so the thread sets the terminal up again and redraws the whole screen.
+    func continued() {
+        state.withLock { $0.continued = true }
+        wake()
+    }
+
     /// Ends the thread; returns once it has put the terminal back as it was.
     func close() async {
         await withCheckedContinuation { continuation in
@@ -100,6 +110,13 @@ final class WatchScreen: Sendable {
     // MARK: - The thread
 
     private func run() {
+        // Blocked (as in the Dispatch thread this one was made from, but not left to that): a background process's
+        // tcsetattr and read then fail or pass instead of stopping it, where it could not act on a SIGTERM.
+        var terminalStops = sigset_t()
+        sigemptyset(&terminalStops)
+        sigaddset(&terminalStops, SIGTTOU)
+        sigaddset(&terminalStops, SIGTTIN)
+        pthread_sigmask(SIG_BLOCK, &terminalStops, nil)
         var modes = TerminalModes()
         do throws(Output.Failure) {
             try loop(&modes)
@@ -122,16 +139,19 @@ final class WatchScreen: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Whether this process is in the foreground of the terminal it draws on; `true` where it cannot tell
-    /// (standard output is not its controlling terminal, or the terminal has gone: writing then fails).
+    /// Whether this process is in the foreground of the terminals it reads keys from and draws on (standard input
+    /// and output); `true` of one where it cannot tell (not a terminal, not its controlling terminal, or a
+    /// terminal gone: reading and writing then fail).
     ///
     /// In the background (started with `&`, or continued with `bg` after Ctrl-Z) the screen leaves the terminal
     /// alone: it neither draws nor sets modes under the shell, and it does not stop itself either, as a
     /// background terminal program usually would (SIGTTOU), since a stopped process could not act on the SIGTERM
     /// that `kill %1` sends with SIGCONT. `fg` brings the panel back within a tick.
     private static var inForeground: Bool {
-        let group = tcgetpgrp(STDOUT_FILENO)
-        return group == -1 || group == getpgrp()
+        [STDIN_FILENO, STDOUT_FILENO].allSatisfy { fd in
+            let group = tcgetpgrp(fd)
+            return group == -1 || group == getpgrp()
+        }
     }
 
     /// Draws the panel in the foreground, setting the terminal up first when it is not, and waits (a tick at
@@ -141,12 +161,12 @@ final class WatchScreen: Sendable {
         var size = TerminalModes.size()
         var readsKeys = isatty(STDIN_FILENO) == 1
         while true {
-            let decided = state.withLock { state -> (panel: WatchPanel, resized: Bool)? in
+            let decided = state.withLock { state -> (panel: WatchPanel, resized: Bool, continued: Bool)? in
                 guard !state.closing else { return nil }
-                defer { state.resized = false }
-                return (state.panel, state.resized)
+                defer { (state.resized, state.continued) = (false, false) }
+                return (state.panel, state.resized, state.continued)
             }
-            guard case (var panel, let resized)? = decided else { return }
+            guard case (var panel, let resized, let continued)? = decided else { return }
             let foreground = Self.inForeground
             if !foreground {
                 // Set up only if an outside SIGSTOP and bg put it here: the terminal goes back to the shell.
@@ -154,6 +174,9 @@ final class WatchScreen: Sendable {
             } else {
                 if !modes.isSetUp {
                     try modes.enter()
+                    shown = nil
+                } else if continued {
+                    try modes.enterAgain()
                     shown = nil
                 }
                 if resized || shown == nil {

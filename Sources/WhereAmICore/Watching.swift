@@ -11,6 +11,8 @@ extension WhereAmI {
         case signal
         /// SIGWINCH: the terminal's size changed.
         case resized
+        /// SIGCONT: the process was stopped, and the shell may have changed the terminal meanwhile.
+        case continued
         /// The fixes ended: a fatal failure (the error), or the end of a recording.
         case ended(LocationError?)
     }
@@ -19,7 +21,7 @@ extension WhereAmI {
     /// Ctrl-C, SIGINT, SIGTERM or SIGHUP, or a fatal failure; the terminal is restored before this returns or
     /// throws. At the end of a recording the panel stays, and says so, until one of those.
     func watch(from gps: AsyncLocationManager, source: String) async throws {
-        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm, .sighup, .sigwinch)
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm, .sighup, .sigwinch, .sigcont)
         let (events, sink) = AsyncStream.makeStream(of: WatchEvent.self)
         let screen = try WatchScreen(panel: WatchPanel(source: source, now: .now)) { sink.yield(.screen($0)) }
         // What the library logs goes to the panel meanwhile, then to standard error once the terminal is back.
@@ -57,11 +59,14 @@ extension WhereAmI {
                 do { for try await heading in headings { screen.update { $0.heading = heading } } } catch {}
             }
             group.addTask {
-                for await signal in signals { sink.yield(signal == .sigwinch ? .resized : .signal) }
+                for await signal in signals {
+                    sink.yield(signal == .sigwinch ? .resized : signal == .sigcont ? .continued : .signal)
+                }
             }
             loop: for await event in events {
                 switch event {
                 case .resized: screen.resized()
+                case .continued: screen.continued()
                 case .signal, .screen(.quit): break loop
                 case .screen(.failed(let error)):
                     failure = error

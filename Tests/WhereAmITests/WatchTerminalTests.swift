@@ -162,53 +162,74 @@ extension WhereAmIProcessTests {
             // dash, unlike bash, leaves the terminal as a stopped job left it: the modes seen while suspended are
             // whereami's doing.
             try await watching(shell: .dash) { tmux, _, directory in
-                func stops() async throws -> [String] {
-                    let stopsBefore = try await tmux.screen().count { $0.hasSuffix("exit=148") }
-                    try await tmux.press("C-z")
-                    // The shell says the job stopped, and goes on with the line: exit status 148 (SIGTSTP).
-                    return try await tmux.waitForScreen("the job stopped") { screen in
-                        screen.count { $0.hasSuffix("exit=148") } > stopsBefore && screen.contains { $0.contains("Stopped") }
-                    }
-                }
                 func saveModes(_ name: String) async throws {
                     try await tmux.type("stty -a > \(name); echo \(name)-\"\"saved")
                     try await tmux.waitForScreen("the shell's answer") { $0.contains("\(name)-saved") }
                 }
-                let stopped = try await stops()
+                try await tmux.press("C-z")
+                // The shell says the job stopped, and goes on with the line: exit status 148 (SIGTSTP).
+                let stopped = try await tmux.waitForScreen("the job stopped") { screen in
+                    screen.contains { $0.hasSuffix("exit=148") } && screen.contains { $0.contains("Stopped") }
+                }
                 #expect(try await tmux.display("#{alternate_on}") == "0")
                 #expect(stopped.contains(Self.marker), "the normal screen is back: \(stopped)")
                 try await saveModes("suspended")
                 #expect(try Self.modes("suspended", in: directory) == (try Self.modes("before", in: directory)))
 
-                // Continued in the background, it runs on without touching the terminal, stopping for nothing.
-                try await tmux.type("bg; jobs; echo jobs-\"\"listed")
+                // Continued in the background, it runs on without touching the terminal, and stops for nothing
+                // (not at its next rounds, a tick apart, either).
+                try await tmux.type("bg; jobs; sleep 2; jobs; echo jobs-\"\"listed")
                 let jobs = try await tmux.waitForScreen("the jobs") { $0.contains("jobs-listed") }
-                #expect(jobs.contains { $0.contains("Running") && $0.contains("--watch") }, "\(jobs)")
+                #expect(jobs.count { $0.contains("Running") } == 2 && !jobs.contains { $0.contains("tty output") }, "\(jobs)")
                 try await saveModes("background")
                 #expect(try await tmux.display("#{alternate_on}") == "0")
                 #expect(try Self.modes("background", in: directory) == (try Self.modes("before", in: directory)))
 
-                try await tmux.type("fg; echo \"exit=$?\"")
+                try await tmux.type("fg; echo \"fg-exit=$?\"")
                 try await tmux.waitForScreen("the panel again") { Self.value("Latitude", on: $0) != nil }
                 #expect(try await tmux.display("#{alternate_on}") == "1")
                 // Fixes go on being drawn, and Ctrl-Z, read without Enter (raw input again), suspends it again.
                 let time = try #require(Self.value("Time", on: try await tmux.screen()))
                 try await tmux.waitForScreen("a later fix") { Self.value("Time", on: $0) != time }
-                _ = try await stops()
+                try await tmux.press("C-z")
+                try await tmux.waitForScreen("the job stopped again") { $0.contains("fg-exit=148") }
+                #expect(try await tmux.display("#{alternate_on}") == "0")
+                try await saveModes("again")
+                #expect(try Self.modes("again", in: directory) == (try Self.modes("before", in: directory)))
 
-                // Stopped, SIGTERM then SIGCONT (what bash's kill does for a stopped job) end it: exit status 0.
-                // dash's wait answers 148 while it has not yet seen the job go on: asked again until it has.
+                // Stopped, SIGTERM then SIGCONT (what bash's kill does for a stopped job) end it, exit status 0:
+                // dash's jobs says Done (Done(N) for another status) once it has seen the job end.
                 try await tmux.type("kill %1; kill -CONT %1")
-                var status = "148"
-                for attempt in 1...50 where status == "148" {
-                    try await tmux.type("wait %1; echo \"waited-\(attempt)=$?\"")
-                    let screen = try await tmux.waitForScreen("wait's answer") { $0.contains { $0.hasPrefix("waited-\(attempt)=") } }
-                    status = String(try #require(screen.last { $0.hasPrefix("waited-\(attempt)=") }).split(separator: "=")[1])
+                var done = false
+                for attempt in 1...100 where !done {
+                    try await tmux.type("sleep 0.1; jobs; echo jobs-\"\"\(attempt)")
+                    let screen = try await tmux.waitForScreen("the jobs") { $0.contains("jobs-\(attempt)") }
+                    done = screen.contains { $0.contains("Done") || $0.contains("Terminated") }
                 }
-                #expect(status == "0", "whereami's exit status")
+                let ended = try await tmux.screen()
+                #expect(ended.contains { $0.contains("Done ") }, "whereami's exit status 0: \(ended)")
                 #expect(try await tmux.display("#{alternate_on}") == "0")
                 try await saveModes("after")
                 #expect(try Self.modes("after", in: directory) == (try Self.modes("before", in: directory)))
+            }
+        }
+
+        @Test("stopped by SIGSTOP (bash puts its own modes back) and continued, the panel sets the terminal up again")
+        func stoppedFromOutside() async throws {
+            try await watching { tmux, _, directory in
+                let shell = try #require(Int32(try await tmux.display("#{pane_pid}")))
+                let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
+                let whereami = try #require(children.split(separator: " ").compactMap { Int32($0) }.first)
+                #expect(kill(whereami, SIGSTOP) == 0)
+                // bash says so (on the alternate screen, which whereami had no chance to leave), with 128 + 19.
+                try await tmux.waitForScreen("the job stopped") { $0.contains { $0.hasPrefix("exit=147") } }
+                try await tmux.type("fg; echo \"exit=$?\"")
+                try await tmux.waitForScreen("the panel again") { screen in
+                    Self.value("Latitude", on: screen) != nil && !screen.contains { $0.contains("exit=147") }
+                }
+                // Raw input again: q, without Enter, ends it.
+                try await tmux.press("q")
+                try await expectRestored(tmux, in: directory)
             }
         }
 
