@@ -56,6 +56,13 @@ extension WhereAmIProcessTests {
             #expect(before == (try Self.modes("after", in: directory)))
         }
 
+        /// The process id of whereami, the child of the pane's shell.
+        static func whereami(in tmux: Tmux) async throws -> Int32 {
+            let shell = try #require(Int32(try await tmux.display("#{pane_pid}")))
+            let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
+            return try #require(children.split(separator: " ").compactMap { Int32($0) }.first)
+        }
+
         /// The terminal's modes that `stty -a` saved in the file `name`, without the size: a test that resizes the
         /// terminal has changed that itself.
         static func modes(_ name: String, in directory: URL) throws -> String {
@@ -217,9 +224,7 @@ extension WhereAmIProcessTests {
         @Test("stopped by SIGSTOP (bash puts its own modes back) and continued, the panel sets the terminal up again")
         func stoppedFromOutside() async throws {
             try await watching { tmux, _, directory in
-                let shell = try #require(Int32(try await tmux.display("#{pane_pid}")))
-                let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
-                let whereami = try #require(children.split(separator: " ").compactMap { Int32($0) }.first)
+                let whereami = try await Self.whereami(in: tmux)
                 #expect(kill(whereami, SIGSTOP) == 0)
                 // bash says so (on the alternate screen, which whereami had no chance to leave), with 128 + 19.
                 try await tmux.waitForScreen("the job stopped") { $0.contains { $0.hasPrefix("exit=147") } }
@@ -236,9 +241,7 @@ extension WhereAmIProcessTests {
         @Test("SIGTERM ends the watch with the terminal as it was")
         func terminate() async throws {
             try await watching { tmux, _, directory in
-                let shell = try #require(Int32(try await tmux.display("#{pane_pid}")))
-                let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
-                let whereami = try #require(children.split(separator: " ").compactMap { Int32($0) }.first)
+                let whereami = try await Self.whereami(in: tmux)
                 #expect(kill(whereami, SIGTERM) == 0)
                 try await expectRestored(tmux, in: directory)
             }
