@@ -42,6 +42,27 @@ struct HeadingReplayTests {
         return ended
     }
 
+    /// Replays ``recording`` to a `DelegateRecorder` whose queue waits: `start` starts the delegate's updates, and
+    /// once the replay is held back for the queue, `whileHeldBack` runs; then the queue runs until the session ends.
+    private func replayToTheDelegate(
+        start: (LocationManager) -> Void, whileHeldBack: (LocationManager) -> Void = { _ in }
+    ) async -> DelegateRecorder {
+        let queue = DispatchQueue(label: "delegate")
+        queue.suspend()
+        let (gps, backpressure) = replay(delegateQueue: queue)
+        let delegate = DelegateRecorder()
+        let ended = sessionEnd(of: gps.manager)
+        gps.manager.delegate = delegate
+        gps.manager.headingFilter = nil
+        start(gps.manager)
+        await backpressure.heldBack()
+        whileHeldBack(gps.manager)
+        queue.resume()
+        for await _ in ended { break }
+        queue.sync {}
+        return delegate
+    }
+
     @Test func aHeadingStreamThatStopsTakingHoldsTheReplayBackAndGetsEveryHeading() async throws {
         let (gps, backpressure) = replay()
         let headings = gps.headingUpdates(filter: nil)
@@ -69,56 +90,21 @@ struct HeadingReplayTests {
     }
 
     @Test func theDelegatesHeadingsHoldTheReplayBackUntilItsQueueRuns() async throws {
-        let queue = DispatchQueue(label: "delegate")
-        queue.suspend()
-        let (gps, backpressure) = replay(delegateQueue: queue)
-        let delegate = DelegateRecorder()
-        let ended = sessionEnd(of: gps.manager)
-        gps.manager.delegate = delegate
-        gps.manager.headingFilter = nil
-        gps.manager.startUpdatingHeading()
-        await backpressure.heldBack()
-        queue.resume()
-        for await _ in ended { break }
-        queue.sync {}
+        let delegate = await replayToTheDelegate(start: { $0.startUpdatingHeading() })
         #expect(delegate.headings.map(Self.second(of:)) == Array(0..<Self.count))
         #expect(delegate.locations.map(Self.second(of:)) == [])
     }
 
     @Test func stoppingHeadingsWhileTheReplayWaitsLeavesEveryFixToTheDelegate() async throws {
-        let queue = DispatchQueue(label: "delegate")
-        queue.suspend()
-        let (gps, backpressure) = replay(delegateQueue: queue)
-        let delegate = DelegateRecorder()
-        let ended = sessionEnd(of: gps.manager)
-        gps.manager.delegate = delegate
-        gps.manager.headingFilter = nil
-        gps.manager.startUpdatingLocation()
-        gps.manager.startUpdatingHeading()
-        await backpressure.heldBack()
-        gps.manager.stopUpdatingHeading()
-        queue.resume()
-        for await _ in ended { break }
-        queue.sync {}
+        let delegate = await replayToTheDelegate(
+            start: { $0.startUpdatingLocation(); $0.startUpdatingHeading() }, whileHeldBack: { $0.stopUpdatingHeading() })
         #expect(delegate.locations.map(Self.second(of:)) == Array(0..<Self.count))
         #expect(delegate.headings.map(Self.second(of:)) == [])
     }
 
     @Test func stoppingFixesWhileTheReplayWaitsLeavesEveryHeadingToTheDelegate() async throws {
-        let queue = DispatchQueue(label: "delegate")
-        queue.suspend()
-        let (gps, backpressure) = replay(delegateQueue: queue)
-        let delegate = DelegateRecorder()
-        let ended = sessionEnd(of: gps.manager)
-        gps.manager.delegate = delegate
-        gps.manager.headingFilter = nil
-        gps.manager.startUpdatingLocation()
-        gps.manager.startUpdatingHeading()
-        await backpressure.heldBack()
-        gps.manager.stopUpdatingLocation()
-        queue.resume()
-        for await _ in ended { break }
-        queue.sync {}
+        let delegate = await replayToTheDelegate(
+            start: { $0.startUpdatingLocation(); $0.startUpdatingHeading() }, whileHeldBack: { $0.stopUpdatingLocation() })
         #expect(delegate.headings.map(Self.second(of:)) == Array(0..<Self.count))
         #expect(delegate.locations.map(Self.second(of:)) == [])
     }
