@@ -4,7 +4,7 @@ import GPSDTestSupport
 import Testing
 
 /// Headings from a real gpsd, fed heading sentences by gpsfake. Which sentences gpsd turns into ATT depends on its
-/// release (Sources/GPSDLocation/Docs.docc/Headings.md): the tests take the release from the libgps they are built against, which
+/// release (Sources/GPSDLocation/Docs.docc/HeadingSources.md): the tests take the release from the libgps they are built against, which
 /// is gpsd's own on Debian (and in Scripts/test-compat's roots).
 @Suite("Headings from a real gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
 struct LiveHeadingTests {

@@ -28,7 +28,7 @@ package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
     /// What gpsd sent, for the log.
     package var value: String
 
-    /// `value` is kept with every character that is not ``Unicode/Scalar/isPrintable`` escaped (`\u{1B}`): it
+    /// `value` is kept with every character that is not `Unicode.Scalar.isPrintable` escaped (`\u{1B}`): it
     /// goes to logs, and a terminal showing one must not obey what a peer sent.
     package init(_ kind: Kind, _ value: String) {
         self.kind = kind

@@ -10,7 +10,7 @@ import FoundationEssentials
 /// ```
 public enum JSONText {
     /// `text` as a JSON string: quoted, with quotes and backslashes escaped, and every character that is not
-    /// ``Unicode/Scalar/isPrintable`` written as a `\u` escape, so that a line of it shown on a terminal shows a
+    /// ``Swift/Unicode/Scalar/isPrintable`` written as a `\u` escape, so that a line of it shown on a terminal shows a
     /// hostile device name instead of obeying it, and reads back as the same text.
     ///
     /// ```swift

@@ -47,7 +47,7 @@ extension AsyncLocationManager {
     /// reconnections, a fatal failure ends it by throwing a ``LocationError``, the end of a recording ends it
     /// normally. A replay waits for its consumer rather than drop a heading; `bufferingPolicy` applies to a live
     /// gpsd. Course over ground is never passed off as a heading: a receiver without a heading sensor gives none
-    /// (<doc:Headings> says which gpsd releases report which receivers' headings).
+    /// (<doc:HeadingSources> says which gpsd releases report which receivers' headings).
     ///
     /// ```swift
     /// for try await heading in gps.headingUpdates(filter: 5) {

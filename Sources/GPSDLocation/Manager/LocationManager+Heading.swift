@@ -19,7 +19,7 @@ extension LocationManager {
     /// gpsd as ``startUpdatingLocation()`` does, and independently of it: each keeps the watch while it is on.
     ///
     /// Course over ground is not heading: a receiver without a heading sensor gives none, however it moves.
-    /// Which gpsd releases turn which receivers' output into headings: <doc:Headings>.
+    /// Which gpsd releases turn which receivers' output into headings: <doc:HeadingSources>.
     ///
     /// ```swift
     /// manager.headingFilter = 5      // degrees
