@@ -111,14 +111,29 @@ extension SampleTests {
                 #expect(afterStall.contains { $0.state == "new" && second($0) > (stall.first.map(second) ?? .max) })
 
                 // The restart: stale while gpsd is away, marked once when the new gpsd connected, then its fixes.
+                // `restarted` was counted before the first gpsd was killed: the messages after it begin with those
+                // of that gpsd's last fixes (published while it was being stopped, or still in the pipe then), new
+                // ones among them. So the messages are told apart by what they say: the condition, when the sample
+                // knew gpsd was away; the mark, when the new one connected; a fix's stamp, which gpsd it came from
+                // (the second log's epochs are from 100 on, the first's before).
                 let marks = messages.indices.filter { messages[$0].restarted == true }
-                let firstNew = messages.indices.first { $0 >= restarted && messages[$0].state == "new" }
                 #expect(marks.count == 1 && marks[0] >= restarted, "one restart, after gpsd was killed: \(marks)")
+                let firstNew = messages.indices.first { $0 >= restarted && messages[$0].state == "new" && second(messages[$0]) >= 100 }
                 #expect(marks.first.map { mark in firstNew.map { mark <= $0 } ?? false } == true,
                         "marked before the new gpsd's first fix")
                 #expect(messages[restarted...].contains { $0.state == "stale" && ["reconnecting", "connecting"].contains($0.condition) },
                         "gpsd away is stale")
-                #expect(firstNew.map { second(messages[$0]) >= 100 } == true, "the new gpsd's fixes")
+                // From the first message that knew gpsd away to the mark, no position; after the mark, every fix
+                // published as new is one of the new gpsd's, none of the killed one's.
+                let away = messages.indices.first { $0 >= restarted && ["reconnecting", "connecting"].contains(messages[$0].condition) }
+                if let away, let mark = marks.first {
+                    #expect(away < mark && messages[away..<mark].allSatisfy { $0.state == "stale" },
+                            "stale from gpsd's going away to the restart: \(messages[away..<max(away, mark)].map { "\($0.seq) \($0.state)" })")
+                }
+                if let mark = marks.first {
+                    let fresh = messages[mark...].filter { $0.state == "new" }.map(second)
+                    #expect(!fresh.isEmpty && fresh.allSatisfy { $0 >= 100 }, "after the restart, the new gpsd's fixes: \(fresh)")
+                }
 
                 // The receiver removed: after its last fix, stale with that fix, until the end.
                 let gone = try #require(messages.firstIndex { $0.condition == "deviceGone" })
