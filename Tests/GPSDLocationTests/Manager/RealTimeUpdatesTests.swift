@@ -16,7 +16,7 @@ struct RealTimeUpdatesTests: ManagerTesting {
     // MARK: Fixes
 
     @Test func everyFixInOrderWithTheFiltersApplied() {
-        let subscription = manager.realTimeUpdates(
+        let subscription = manager.untimedRealTimeUpdates(
             desiredAccuracy: 10, distanceFilter: 15, onEnd: recorder.onEnd(), recorder.handler())
         let first = Location.sample(second: 1)
         let inaccurate = Location.sample(second: 2, accuracy: 20)   // rejected by the accuracy
@@ -30,7 +30,7 @@ struct RealTimeUpdatesTests: ManagerTesting {
     }
 
     @Test func eachFixIsHandledBeforeSendReturnsOnTheSendingThread() async {
-        let subscription = manager.realTimeUpdates(recorder.handler())
+        let subscription = manager.untimedRealTimeUpdates(recorder.handler())
         let sent = fixes(1...3)
         // The session's thread is the thread calling `send`: one of the test's own, not of Swift's pool.
         let (sender, handledInside) = await onThread { [source, recorder] in
@@ -47,8 +47,8 @@ struct RealTimeUpdatesTests: ManagerTesting {
 
     @Test func repeatedReportsOfAnEpochAreHandledAsReportedOrOncePerEpoch() {
         let asReported = RealTimeRecorder()
-        let reporting = manager.realTimeUpdates(asReported.handler())
-        let epochs = manager.realTimeUpdates(delivery: .oncePerEpoch, onEnd: recorder.onEnd(), recorder.handler())
+        let reporting = manager.untimedRealTimeUpdates(asReported.handler())
+        let epochs = manager.untimedRealTimeUpdates(delivery: .oncePerEpoch, onEnd: recorder.onEnd(), recorder.handler())
         let complete = Location.sample(second: 1)
         var bare = complete
         bare.altitude = nil
@@ -65,7 +65,7 @@ struct RealTimeUpdatesTests: ManagerTesting {
     // MARK: Cancelling
 
     @Test func cancelStopsTheCallsAndTheWatchAndIsIdempotent() {
-        let subscription = manager.realTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
+        let subscription = manager.untimedRealTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
         source.send(Location.sample(second: 1))
         subscription.cancel()
         #expect(recorder.ends == [nil], "onEnd once, as it is cancelled")
@@ -113,7 +113,7 @@ struct RealTimeUpdatesTests: ManagerTesting {
 
     @Test func cancelInsideTheHandlerReturnsAndNothingFollowsButTheEnd() {
         let box = Locked<RealTimeSubscription?>(nil)
-        let subscription = manager.realTimeUpdates(onEnd: recorder.onEnd(), recorder.handler { fix in
+        let subscription = manager.untimedRealTimeUpdates(onEnd: recorder.onEnd(), recorder.handler { fix in
             guard fix == Location.sample(second: 2) else { return }
             box.withLock { $0 }?.cancel()
         })
@@ -133,8 +133,8 @@ struct RealTimeUpdatesTests: ManagerTesting {
         // never end. (With seven, one at least comes after it seven times in eight.) Either way each gets the fix
         // decided before its cancel, then its end.
         let recorders = (1...7).map { _ in RealTimeRecorder() }
-        let cancelled = recorders.map { manager.realTimeUpdates(onEnd: $0.onEnd(), $0.handler()) }
-        let cancelling = manager.realTimeUpdates(recorder.handler { _ in
+        let cancelled = recorders.map { manager.untimedRealTimeUpdates(onEnd: $0.onEnd(), $0.handler()) }
+        let cancelling = manager.untimedRealTimeUpdates(recorder.handler { _ in
             for subscription in cancelled { subscription.cancel() }
         })
         source.send(Location.sample(second: 1))
@@ -152,7 +152,7 @@ struct RealTimeUpdatesTests: ManagerTesting {
             let rig = ManagerRig()
             let recorder = RealTimeRecorder()
             let (cancelReturned, callsAfter) = (Locked(false), Locked(0))
-            let subscription = rig.manager.realTimeUpdates(onEnd: recorder.onEnd(), recorder.handler { _ in
+            let subscription = rig.manager.untimedRealTimeUpdates(onEnd: recorder.onEnd(), recorder.handler { _ in
                 if cancelReturned.withLock({ $0 }) { callsAfter.withLock { $0 += 1 } }
             })
             let sent = fixes(1...200)
@@ -172,7 +172,7 @@ struct RealTimeUpdatesTests: ManagerTesting {
 
     @Test func releasingTheSubscriptionCancelsIt() {
         do {
-            let subscription = manager.realTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
+            let subscription = manager.untimedRealTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
             source.send(Location.sample(second: 1))
             withExtendedLifetime(subscription) {}
         }
@@ -184,7 +184,7 @@ struct RealTimeUpdatesTests: ManagerTesting {
     // MARK: Ends
 
     @Test func aFatalFailureEndsItOnceWithTheError() {
-        let subscription = manager.realTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
+        let subscription = manager.untimedRealTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
         source.send(Location.sample(second: 1))
         source.send(.failed(lost))   // the rig does not reconnect
         #expect(recorder.ends == [lost])
@@ -194,7 +194,7 @@ struct RealTimeUpdatesTests: ManagerTesting {
     }
 
     @Test func theEndOfARecordingEndsItWithoutAnError() {
-        let subscription = manager.realTimeUpdates(delivery: .oncePerEpoch, onEnd: recorder.onEnd(), recorder.handler())
+        let subscription = manager.untimedRealTimeUpdates(delivery: .oncePerEpoch, onEnd: recorder.onEnd(), recorder.handler())
         source.send(Location.sample(second: 1))
         source.send(.finished)
         #expect(recorder.fixes == [Location.sample(second: 1)], "the epoch it held, before the end")
@@ -205,7 +205,7 @@ struct RealTimeUpdatesTests: ManagerTesting {
     @Test func aFirstConnectionRefusedEndsItBeforeItIsReturned() {
         let refused = LocationError(.gpsdUnavailable, "cannot connect to gpsd: connect: Connection refused")
         source.failNextOpening(with: refused)
-        let subscription = manager.realTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
+        let subscription = manager.untimedRealTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
         #expect(recorder.ends == [refused])
         subscription.cancel()
         #expect(recorder.ends == [refused])
@@ -213,7 +213,7 @@ struct RealTimeUpdatesTests: ManagerTesting {
 
     @Test func aLostConnectionIsRetriedAndTheSubscriptionGoesOn() {
         let rig = ManagerRig(reconnect: ReconnectPolicy(jitter: 0))
-        let subscription = rig.manager.realTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
+        let subscription = rig.manager.untimedRealTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
         rig.source.send(.connected)
         rig.source.send(Location.sample(second: 1))
         rig.source.send(.failed(lost))
@@ -227,7 +227,7 @@ struct RealTimeUpdatesTests: ManagerTesting {
     }
 
     @Test func stoppingTheDelegateOrTheAsyncBridgeLeavesItRunning() async {
-        let subscription = manager.realTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
+        let subscription = manager.untimedRealTimeUpdates(onEnd: recorder.onEnd(), recorder.handler())
         manager.startUpdatingLocation()
         manager.stopUpdatingLocation()
         await AsyncLocationManager(manager: manager).stop()

@@ -50,3 +50,22 @@ final class RealTimeRecorder: Sendable {
         return comm?.trimmingCharacters(in: .newlines) ?? "?"
     }
 }
+
+extension LocationManager {
+    /// ``LocationManager/realTimeUpdates(desiredAccuracy:distanceFilter:delivery:onEnd:_:)`` as the public API makes
+    /// it, but for the debug-build check of each call against ``RealTimeSubscription/handlerTimeLimit``. That check
+    /// measures wall-clock time, which a busy machine stretches: a correct handler that recorded a fix was once
+    /// timed at 0.14 s, and the check stopped the whole test process. The tests of the check run in child processes
+    /// (RealTimeReplayTests); the rest of these tests are about what the handler is given.
+    func untimedRealTimeUpdates(
+        desiredAccuracy: Double? = nil,
+        distanceFilter: Double? = nil,
+        delivery: EpochDelivery = .asReported,
+        onEnd: (@Sendable (LocationError?) -> Void)? = nil,
+        _ handler: @escaping @Sendable (Location) -> Void
+    ) -> RealTimeSubscription {
+        realTimeUpdates(
+            .continuous(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter, delivery: delivery),
+            timingCalls: false, onEnd: onEnd, handler)
+    }
+}
