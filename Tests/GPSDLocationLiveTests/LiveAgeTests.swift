@@ -6,7 +6,7 @@ import Testing
 
 /// A fix's age from a real gpsd: how long ago the receiver measured it, whatever held it on the way and whatever
 /// the system clock says of the receiver's time.
-@Suite("A fix's age from a real gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(2)))
+@Suite("A fix's age from a real gpsd", .enabled(if: GPSFake.isAvailable), .serialized, .liveSuite, .timeLimit(.minutes(2)))
 struct LiveAgeTests {
     /// A fix as the test read it from its stream.
     struct Received {

@@ -4,7 +4,7 @@ import GPSDTestSupport
 import Testing
 
 /// `AsyncLocationManager` against a real gpsd, fed NMEA by gpsfake.
-@Suite("AsyncLocationManager against a real gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
+@Suite("AsyncLocationManager against a real gpsd", .enabled(if: GPSFake.isAvailable), .serialized, .liveSuite, .timeLimit(.minutes(1)))
 struct LiveAsyncTests {
     @Test("requestLocation(maximumAge:) takes the fix gpsd holds instead of waiting for the next epoch")
     func maximumAgeUsesPoll() async throws {

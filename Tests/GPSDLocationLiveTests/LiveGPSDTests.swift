@@ -4,7 +4,7 @@ import GPSDTestSupport
 import Testing
 
 /// `LocationManager` against a real gpsd, fed NMEA by gpsfake.
-@Suite("LocationManager against a real gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
+@Suite("LocationManager against a real gpsd", .enabled(if: GPSFake.isAvailable), .serialized, .liveSuite, .timeLimit(.minutes(1)))
 struct LiveGPSDTests {
     /// Starts updates from a gpsfake playing `log` once from its first sentence; returns what the delegate
     /// received up to the epoch `until` (or the error that ended the run). gpsd stays up after the log (it is

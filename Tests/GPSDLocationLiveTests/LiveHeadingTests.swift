@@ -6,7 +6,7 @@ import Testing
 /// Headings from a real gpsd, fed heading sentences by gpsfake. Which sentences gpsd turns into ATT depends on its
 /// release (Sources/GPSDLocation/Docs.docc/HeadingSources.md): the tests take the release from the libgps they are built against, which
 /// is gpsd's own on Debian (and in Scripts/test-compat's roots).
-@Suite("Headings from a real gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
+@Suite("Headings from a real gpsd", .enabled(if: GPSFake.isAvailable), .serialized, .liveSuite, .timeLimit(.minutes(1)))
 struct LiveHeadingTests {
     /// gpsd's magnetic variation at 52.5° N 13.4° E in June 2025, from its own magnetic model: gpsd 3.22 and 3.25
     /// write it in each TPV (`"magvar":4.1`) though the receiver sent none.

@@ -5,7 +5,7 @@ import Testing
 
 /// The README's library example, as written, against a real gpsd playing a receiver that sends GGA before RMC
 /// (gpsd's first report of such a session has a position and no time).
-@Suite("The README's example", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
+@Suite("The README's example", .enabled(if: GPSFake.isAvailable), .serialized, .liveSuite, .timeLimit(.minutes(1)))
 struct LiveReadmeTests {
     /// Runs `example` (which prints through the `print` it is given) against a fresh gpsd playing a GGA-first
     /// log, until it has printed `count` lines, then cancels it: the loop ends without an error then.

@@ -5,7 +5,7 @@ import GPSDTestSupport
 import Testing
 
 /// The library against a real gpsd that goes away and comes back on the same port.
-@Suite("Reconnecting to a real gpsd", .enabled(if: GPSFake.isAvailable), .serialized, .timeLimit(.minutes(3)))
+@Suite("Reconnecting to a real gpsd", .enabled(if: GPSFake.isAvailable), .serialized, .liveSuite, .timeLimit(.minutes(3)))
 struct LiveReconnectTests {
     static let epochsPerSegment = 20
     /// Segment `segment` of one continuous track moving east: its epochs, one log.

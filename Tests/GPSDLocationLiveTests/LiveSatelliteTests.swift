@@ -4,7 +4,7 @@ import GPSDTestSupport
 import Testing
 
 /// `satelliteUpdates()` against a real gpsd playing a receiver of four systems (`multignss.nmea`).
-@Suite("Satellites from a real gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
+@Suite("Satellites from a real gpsd", .enabled(if: GPSFake.isAvailable), .serialized, .liveSuite, .timeLimit(.minutes(1)))
 struct LiveSatelliteTests {
     /// The place and signal of each satellite, in order: what gpsd copies from the NMEA unchanged.
     private static func signature(_ satellites: [Satellite]) -> [[Double?]] {

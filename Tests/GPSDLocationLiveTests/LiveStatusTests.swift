@@ -4,7 +4,7 @@ import GPSDTestSupport
 import Testing
 
 /// The status a delegate follows, from a real gpsd playing a log to its end.
-@Suite("Status from a real gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
+@Suite("Status from a real gpsd", .enabled(if: GPSFake.isAvailable), .serialized, .liveSuite, .timeLimit(.minutes(1)))
 struct LiveStatusTests {
     @Test("fixes, a stretch without, fixes again, the log's end: fix, fix lost once, fix, receiver gone, reconnecting")
     func aLogToItsEnd() async throws {
@@ -37,7 +37,7 @@ struct LiveStatusTests {
 }
 
 /// A gpsd stopped with SIGSTOP keeps its connection open and says nothing: the watchdog's case.
-@Suite("A silent gpsd", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(1)))
+@Suite("A silent gpsd", .enabled(if: GPSFake.isAvailable), .serialized, .liveSuite, .timeLimit(.minutes(1)))
 struct LiveStaleTests {
     @Test("gpsd stopped mid-stream: stale once, no error, the last fix ages; resumed: fixes again, without reconnecting")
     func suspendedGPSD() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// A million reports through the live path (a socket, the reader thread, libgps, the manager) into `updates()`:
 /// the resident memory of the process may grow by no more than a few MiB once the path is warm.
-@Suite("Soak", .serialized, .timeLimit(.minutes(10)))
+@Suite("Soak", .serialized, .liveSuite, .timeLimit(.minutes(10)))
 struct SoakTests {
     /// `GPSDLOCATION_SOAK_REPORTS` changes how many (to try a longer soak by hand).
     static let reports = ProcessInfo.processInfo.environment["GPSDLOCATION_SOAK_REPORTS"].flatMap(Int.init) ?? 1_000_000

@@ -5,7 +5,7 @@ import Testing
 
 /// The samples' tests: each sample as a process of its own, against a real gpsd fed by gpsfake (or against a
 /// recording), its output read back with a real parser (JSONDecoder, XMLParser, Prometheus's text format).
-@Suite("Samples", .enabled(if: GPSFake.isAvailable), .timeLimit(.minutes(2)))
+@Suite("Samples", .enabled(if: GPSFake.isAvailable), .serialized, .liveSuite, .timeLimit(.minutes(2)))
 struct SampleTests {}
 
 enum Sample {
