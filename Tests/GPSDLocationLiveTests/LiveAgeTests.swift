@@ -28,7 +28,7 @@ struct LiveAgeTests {
         return try writeLog(cycles, named: "rmc-1hz.nmea", in: directory)
     }
 
-    @Test("gpsd stopped 6 s under a stream: each backlog fix's age is its own lag (within 0.5 s), the others' small")
+    @Test("gpsd stopped 6 s under a stream: each fix's age is its own lag (within 0.5 s), the backlog's large, the others' small")
     func backlogAfterAStall() async throws {
         try await withScratchDirectory { directory in
             let log = try Self.oneHertzLog(seconds: 180, in: directory)
@@ -154,13 +154,19 @@ struct LiveAgeTests {
                 "a burst: \(backlog.count) fixes of \(receiverSpan) s of receiver time arrived within \(arrivalSpan) s")
         #expect(trueAge(backlog[0]) > 3, "the oldest backlog fix waited in gpsd: \(ages(backlog))")
 
-        for fix in backlog {
-            let age = try #require(fix.age, "a live fix's age is known")
-            #expect(abs(age.timeInterval - trueAge(fix)) < 0.5, "its own lag: \(ages(backlog))")
-        }
         #expect(after.count >= 3, "fixes after the stall: \(ages(received))")
-        for fix in before + after {
-            #expect(fix.age.map { $0 < .milliseconds(500) } == true, "fresh: \(ages(before + after))")
+        // Each fix's age is its own lag, held or not. (The first two fixes, which the line leaves out, are not
+        // judged: their lag is gpsd's detection of the receiver.) How fresh the others are depends on how fast
+        // a busy machine lets gpsfake feed and the test read: they are judged against the stall, not the clock.
+        let judged = before.dropFirst(2) + backlog + after
+        for fix in judged {
+            let age = try #require(fix.age, "a live fix's age is known")
+            #expect(abs(age.timeInterval - trueAge(fix)) < 0.5, "its own lag: \(ages(Array(judged)))")
+        }
+        let held = trueAge(backlog[0])
+        for fix in before.dropFirst(2) + after {
+            #expect(fix.age.map { $0.timeInterval < held / 2 } == true,
+                    "fresh next to the oldest backlog fix's \(held) s: \(ages(Array(before + after)))")
         }
     }
 
