@@ -54,6 +54,9 @@ actor LiveSuiteTurns {
         await withCheckedContinuation { waiting.append($0) }
     }
 
+    /// How many suites wait for their turn (for tests).
+    var waitingCount: Int { waiting.count }
+
     /// Ends the caller's turn: the next waiting suite's starts (the turn passes on, still taken).
     func pass() {
         if waiting.isEmpty {
