@@ -3,7 +3,8 @@ import GPSDSystem
 import Testing
 
 /// The turns `.liveSuite` suites take: one at a time, in the order they asked, and free again after the last.
-@Suite("Live suites' turns")
+/// A turn that is never passed on, or never freed, leaves a wait unended: the time limit makes that a failure.
+@Suite("Live suites' turns", .timeLimit(.minutes(1)))
 struct LiveSuiteTurnsTests {
     @Test("a suite waits while another has the turn; turns pass in the order asked; the last pass frees it")
     func oneAtATimeInOrder() async {
