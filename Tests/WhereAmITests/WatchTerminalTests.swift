@@ -32,7 +32,7 @@ extension WhereAmIProcessTests {
                     try await Tmux.run(columns: 120, rows: 40, in: directory, shell: shell) { tmux in
                         // The shell's own output says it is ready: the line typed holds the marker split by quotes.
                         try await tmux.type("stty -a > before; echo shell-\"\"ready")
-                        try await tmux.waitForScreen("a shell") { $0.contains(Self.marker) }
+                        try await tmux.waitForScreen("a shell") { Tmux.answered(Self.marker, on: $0) }
                         let whereami = BuiltProduct.url("whereami").path
                         try await tmux.type("'\(whereami)' --watch \(fake.server); echo \"exit=$?\"")
                         try await tmux.waitForScreen("a position") { Self.value("Latitude", on: $0) != nil }
@@ -45,12 +45,12 @@ extension WhereAmIProcessTests {
         /// After whereami has ended: its exit status 0, the normal screen back (the shell's line before it shown
         /// again), and the terminal's modes as they were before it.
         private func expectRestored(_ tmux: Tmux, in directory: URL) async throws {
-            let screen = try await tmux.waitForScreen("whereami's exit") { $0.contains("exit=0") }
+            let screen = try await tmux.waitForScreen("whereami's exit") { Tmux.answered("exit=0", on: $0) }
             #expect(try await tmux.display("#{alternate_on}") == "0")
-            #expect(screen.contains(Self.marker), "the normal screen is back: \(screen)")
+            #expect(Tmux.answered(Self.marker, on: screen), "the normal screen is back: \(screen)")
             #expect(!screen.contains { $0.hasPrefix("Latitude") }, "\(screen)")
             try await tmux.type("stty -a > after; echo stty-\"\"saved")
-            try await tmux.waitForScreen("the shell's answer") { $0.contains("stty-saved") }
+            try await tmux.waitForScreen("the shell's answer") { Tmux.answered("stty-saved", on: $0) }
             let before = try Self.modes("before", in: directory)
             #expect(before.contains("icanon") && before.contains("echo"), "\(before)")
             #expect(before == (try Self.modes("after", in: directory)))
@@ -171,7 +171,7 @@ extension WhereAmIProcessTests {
             try await watching(shell: .dash) { tmux, _, directory in
                 func saveModes(_ name: String) async throws {
                     try await tmux.type("stty -a > \(name); echo \(name)-\"\"saved")
-                    try await tmux.waitForScreen("the shell's answer") { $0.contains("\(name)-saved") }
+                    try await tmux.waitForScreen("the shell's answer") { Tmux.answered("\(name)-saved", on: $0) }
                 }
                 try await tmux.press("C-z")
                 // The shell says the job stopped, and goes on with the line: exit status 148 (SIGTSTP).
@@ -179,14 +179,14 @@ extension WhereAmIProcessTests {
                     screen.contains { $0.hasSuffix("exit=148") } && screen.contains { $0.contains("Stopped") }
                 }
                 #expect(try await tmux.display("#{alternate_on}") == "0")
-                #expect(stopped.contains(Self.marker), "the normal screen is back: \(stopped)")
+                #expect(Tmux.answered(Self.marker, on: stopped), "the normal screen is back: \(stopped)")
                 try await saveModes("suspended")
                 #expect(try Self.modes("suspended", in: directory) == (try Self.modes("before", in: directory)))
 
                 // Continued in the background, it runs on without touching the terminal, and stops for nothing
                 // (not at its next rounds, a tick apart, either).
                 try await tmux.type("bg; jobs; sleep 2; jobs; echo jobs-\"\"listed")
-                let jobs = try await tmux.waitForScreen("the jobs") { $0.contains("jobs-listed") }
+                let jobs = try await tmux.waitForScreen("the jobs") { Tmux.answered("jobs-listed", on: $0) }
                 #expect(jobs.count { $0.contains("Running") } == 2 && !jobs.contains { $0.contains("tty output") }, "\(jobs)")
                 try await saveModes("background")
                 #expect(try await tmux.display("#{alternate_on}") == "0")
@@ -199,7 +199,7 @@ extension WhereAmIProcessTests {
                 let time = try #require(Self.value("Time", on: try await tmux.screen()))
                 try await tmux.waitForScreen("a later fix") { Self.value("Time", on: $0) != time }
                 try await tmux.press("C-z")
-                try await tmux.waitForScreen("the job stopped again") { $0.contains("fg-exit=148") }
+                try await tmux.waitForScreen("the job stopped again") { Tmux.answered("fg-exit=148", on: $0) }
                 #expect(try await tmux.display("#{alternate_on}") == "0")
                 try await saveModes("again")
                 #expect(try Self.modes("again", in: directory) == (try Self.modes("before", in: directory)))
@@ -210,7 +210,7 @@ extension WhereAmIProcessTests {
                 var done = false
                 for attempt in 1...100 where !done {
                     try await tmux.type("sleep 0.1; jobs; echo jobs-\"\"\(attempt)")
-                    let screen = try await tmux.waitForScreen("the jobs") { $0.contains("jobs-\(attempt)") }
+                    let screen = try await tmux.waitForScreen("the jobs") { Tmux.answered("jobs-\(attempt)", on: $0) }
                     done = screen.contains { $0.contains("Done") || $0.contains("Terminated") }
                 }
                 let ended = try await tmux.screen()

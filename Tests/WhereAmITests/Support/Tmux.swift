@@ -16,6 +16,17 @@ struct Tmux {
     let socket: String
     let session = "watch"
 
+    /// The shell's prompt (`PS1`).
+    static let prompt = "$ "
+
+    /// Whether a row of `screen` is the shell's answer `text`: a row of its own, or after the prompt. It lands
+    /// after the prompt when the line was typed before the shell had written its prompt: the terminal echoes
+    /// typed text at once, and the shell, started late on a busy machine, writes its prompt after that echo.
+    /// (Type the answer split by quotes, `echo shell-""ready`, so that the typed line is not taken for it.)
+    static func answered(_ text: String, on screen: [String]) -> Bool {
+        screen.contains { $0 == text || $0 == prompt + text }
+    }
+
     /// The interactive shell in the session.
     enum Shell: String, Sendable {
         /// bash, which puts its own terminal modes back when a job stops.
@@ -33,7 +44,7 @@ struct Tmux {
         let path = try #require(Self.path, "tmux is not installed: Scripts/install-dependencies --tests installs it")
         let tmux = Tmux(executable: URL(fileURLWithPath: path), socket: directory.appendingPathComponent("tmux").path)
         let shell = "cd '\(directory.path)' && env -i PATH=/usr/bin:/bin HOME='\(directory.path)' TERM=tmux-256color "
-            + "LANG=C.UTF-8 PS1='$ ' \(shell.rawValue)"
+            + "LANG=C.UTF-8 PS1='\(prompt)' \(shell.rawValue)"
         try await tmux.command(["new-session", "-d", "-s", tmux.session, "-x", "\(columns)", "-y", "\(rows)", shell])
         do {
             let result = try await body(tmux)
