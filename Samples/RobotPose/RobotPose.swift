@@ -130,12 +130,13 @@ struct Publisher {
             fields.append(("state", JSONText.quoted("none")))
             return object(fields + navSatFields(.noFix()))
         }
-        // How long ago the receiver measured it; unknown (null) is never fresh.
-        let age = fix.age
-        fields.append(("age", age.map { String(format: "%.3f", $0 / .seconds(1)) } ?? "null"))
+        // How long ago the receiver measured it, in seconds to the millisecond, as published; unknown (null) is
+        // never fresh. Judged as published, so that a message never says 1.500 s and stale under --stale-after 1.5.
+        let age = fix.age.map { ($0 / .milliseconds(1)).rounded() / 1000 }
+        fields.append(("age", age.map { String(format: "%.3f", $0) } ?? "null"))
         // Whatever gpsd or a recording calls the receiver, escaped: a name can hold quotes or a terminal's commands.
         if let device = fix.device { fields.append(("device", JSONText.quoted(device))) }
-        guard !update.isStale, let age, age <= staleAfter else {
+        guard !update.isStale, let age, age <= staleAfter / .seconds(1) else {
             fields.append(("state", JSONText.quoted("stale")))
             fields.append(("stamp", GPSDTime.string(from: fix.timestamp).map(JSONText.quoted) ?? "null"))
             return object(fields + navSatFields(.noFix(at: fix.timestamp)))

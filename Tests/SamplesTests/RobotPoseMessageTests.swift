@@ -47,6 +47,17 @@ struct RobotPoseMessageTests {
         #expect(message["status"] as? Int == -1 && message["x"] == nil, "ROS's STATUS_NO_FIX, and no key of the name's")
     }
 
+    @Test("ages around --stale-after: a message is stale exactly when the age it shows is over the limit")
+    func theStateAgreesWithTheAgeShown() throws {
+        var publisher = Publisher(staleAfter: .milliseconds(1500))
+        // 1.4990 s to 1.5010 s, a tenth of a millisecond apart (each a little older when the message is made).
+        for tenths in 14_990...15_010 {
+            let message = try object(publisher.message(for: update(fix(arrivedAgo: .microseconds(tenths * 100)))))
+            let age = try #require(message["age"] as? Double)
+            #expect((message["state"] as? String == "stale") == (age > 1.5), "\(message)")
+        }
+    }
+
     @Test func aYoungFixTheTimelineCallsStaleIsNotPublished() throws {
         var publisher = Publisher(staleAfter: .seconds(60))
         let young = fix(arrivedAgo: .zero)
