@@ -85,7 +85,7 @@ extension WhereAmI {
     }
 
     /// The satellites of each sky report, onto the panel: its table, its sky plot, the counts and the DOPs.
-    static func feedSatellites(_ skies: AsyncStream<SkyView>, to screen: WatchScreen) async {
+    static func feedSatellites(_ skies: SatelliteUpdates, to screen: WatchScreen) async {
         for await sky in skies {
             screen.update { $0.sky = sky }
         }

@@ -47,10 +47,10 @@ extension AsyncLocationManager {
     /// A channel for a new stream or timeline, subscribed with `request`: what a live gpsd's consumer that falls
     /// behind keeps is `limit`; a replay waits for the consumer instead (the channel keeps everything).
     func subscribed<Element>(
-        _ request: SubscriptionRequest, limit: UpdateChannel<Element>.Limit,
-        outlet: (UpdateChannel<Element>) -> StreamOutlet
-    ) -> UpdateChannel<Element> {
-        let channel = UpdateChannel<Element>(limit: limit, pacing: manager.backpressure?.join())
+        _ request: SubscriptionRequest, limit: UpdateChannel<Element, any Error>.Limit,
+        outlet: (UpdateChannel<Element, any Error>) -> StreamOutlet
+    ) -> UpdateChannel<Element, any Error> {
+        let channel = UpdateChannel<Element, any Error>(limit: limit, pacing: manager.backpressure?.join())
         let id = manager.reserveSubscription()
         // The termination handler goes in first: the channel can end (stop(), a failure) before this returns. It
         // holds this object strongly, so a sequence outlives the manager value it came from; the cycle ends with
@@ -70,16 +70,17 @@ extension AsyncLocationManager {
     /// The satellites the receiver reports, each with its place in the sky, its signal and whether the fix uses
     /// it, with the counts and the DOPs, as they change, while fixes are being watched
     /// (by a request, a stream or the delegate API). Observing does not by itself start the gpsd watch. The
-    /// sequence ends with ``stop()``, or when this manager value is released. From a live gpsd, a consumer that
-    /// falls behind gets the newest count; a replay waits for it instead, as for
-    /// ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``, so it gets every change.
+    /// sequence ends with ``stop()``, when this manager value is released, or as every stream does
+    /// (``UpdateSequence``). From a live gpsd, a consumer that falls behind gets the newest; a replay waits for it
+    /// instead, as for ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``, so it gets every
+    /// change.
     ///
     /// ```swift
     /// for await sky in gps.satelliteUpdates() {
     ///     print("\(sky.used)/\(sky.visible) satellites:", sky.satellites.map { "\($0.constellation) \($0.id)" })
     /// }
     /// ```
-    public func satelliteUpdates() -> AsyncStream<SkyView> {
+    public func satelliteUpdates() -> SatelliteUpdates {
         observations(startingWithStatus: false, keeping: 1) { event in
             guard case .satellites(let view) = event else { return nil }
             return view
@@ -90,12 +91,13 @@ extension AsyncLocationManager {
     /// connected, waiting for a fix, fix lost, stale, reconnecting, …), in the order they happened. A consumer
     /// that falls more than 16 changes behind a live gpsd loses the oldest; a replay waits for it instead, as for
     /// ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``. Observing does not by itself start
-    /// the gpsd watch. The sequence ends with ``stop()``, or when this manager value is released.
+    /// the gpsd watch. The sequence ends with ``stop()``, when this manager value is released, or as every stream
+    /// does (``UpdateSequence``).
     ///
     /// ```swift
     /// for await status in gps.statusUpdates() { print("gps:", status) }
     /// ```
-    public func statusUpdates() -> AsyncStream<LocationStatus> {
+    public func statusUpdates() -> StatusUpdates {
         observations(startingWithStatus: true, keeping: 16) { event in
             guard case .status(let status) = event else { return nil }
             return status
@@ -108,57 +110,29 @@ extension AsyncLocationManager {
     /// at registration first.
     private func observations<Value: Sendable & Equatable>(
         startingWithStatus: Bool, keeping: Int, _ select: @escaping @Sendable (ManagerEvent) -> Value?
-    ) -> AsyncStream<Value> {
-        let pacing = manager.backpressure?.join()
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: Value.self, bufferingPolicy: pacing == nil ? .bufferingNewest(keeping) : .unbounded)
+    ) -> UpdateSequence<Value, Never> {
+        let channel = UpdateChannel<Value, Never>(limit: .newest(keeping), pacing: manager.backpressure?.join())
         let last = Locked<(sequence: UInt64, value: Value?)>((0, nil))
-        // Yields under the lock (it does not block), so that the order of yields is the order of decisions.
-        let yieldIfNewer: @Sendable (Observation) -> Void = { observation in
+        // Sends under the lock (it does not block), so that the order of sends is the order of decisions.
+        let sendIfNewer: @Sendable (Observation) -> Void = { observation in
             guard let value = select(observation.event) else { return }
             last.withLock { last in
                 guard observation.sequence > last.sequence else { return }
                 let changed = last.value != value
                 last = (observation.sequence, value)
-                guard changed, case .enqueued = continuation.yield(value) else { return }
-                pacing?.handedOn()
+                if changed { channel.send(CollectionOfOne(value)) }
             }
         }
-        let registration = manager.addObserver(yieldIfNewer)
-        if startingWithStatus { yieldIfNewer(registration.status) }
-        // Neither the manager nor this object is kept by the sequence: the manager keeps the observer, whose
-        // continuation keeps this handler.
-        continuation.onTermination = { [weak self, weak manager] _ in
+        let registration = manager.addObserver(sendIfNewer)
+        // Neither the manager nor this object is kept by the sequence: the manager keeps the observer, which keeps
+        // the channel; the sequence keeps the channel alone, and its end removes the observer.
+        channel.onTermination { [weak self, weak manager, pacing = channel.pacing] in
             pacing?.leave()
             manager?.removeObserver(registration.id)
             self?.state.withLock { $0.removeObservation(registration.id) }
         }
-        state.withLock { $0.add(observation: { continuation.finish() }, as: registration.id) }
-        guard let pacing else { return stream }
-        return stream.counting(takenBy: pacing)
+        if startingWithStatus { sendIfNewer(registration.status) }
+        state.withLock { $0.add(observation: { channel.finish() }, as: registration.id) }
+        return UpdateSequence(channel)
     }
-}
-
-extension AsyncStream where Element: Sendable {
-    /// This stream, each element its consumer takes counted by `pacing`: the same elements, ending as it ends.
-    /// Dropping the returned stream (or cancelling its consumer's task) drops this one, whose termination
-    /// handler runs.
-    fileprivate func counting(takenBy pacing: PacedConsumer) -> AsyncStream<Element> {
-        let base = SharedIterator(makeAsyncIterator())
-        return AsyncStream(unfolding: {
-            guard let element = await base.next() else { return nil }
-            pacing.took()
-            return element
-        })
-    }
-}
-
-/// An `AsyncStream`'s iterator, for the closure of an `AsyncStream(unfolding:)`, which is called by one
-/// consumer at a time.
-private final class SharedIterator<Element>: @unchecked Sendable {
-    private var base: AsyncStream<Element>.Iterator
-
-    init(_ base: AsyncStream<Element>.Iterator) { self.base = base }
-
-    func next() async -> Element? { await base.next() }
 }

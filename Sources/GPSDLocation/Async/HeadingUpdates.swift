@@ -1,37 +1,5 @@
 import GPSDCore
 
-/// Headings as they come, for one consumer: what ``AsyncLocationManager/headingUpdates(filter:bufferingPolicy:)``
-/// returns. An `AsyncSequence` that also counts the headings its buffering policy dropped because the consumer fell
-/// behind (from a live gpsd only: a replay waits for its consumers instead).
-public struct HeadingUpdates: AsyncSequence, Sendable {
-    public typealias Element = Heading
-    public typealias Failure = any Error
-
-    let reference: ChannelReference<Heading>
-
-    init(_ channel: UpdateChannel<Heading>) { reference = ChannelReference(channel) }
-
-    /// How many headings were dropped so far because the consumer had not taken them when the buffer was full.
-    /// Always 0 for a replay.
-    public var droppedCount: Int { reference.channel.droppedCount }
-
-    /// Iterates the headings.
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        let iteration: ChannelIteration<Heading>
-
-        public mutating func next() async throws -> Heading? {
-            try await iteration.reference.channel.next(isolation: #isolation)
-        }
-
-        /// The next heading, taken on the caller's actor: no hop to another executor and back for each.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> Heading? {
-            try await iteration.reference.channel.next(isolation: actor)
-        }
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iteration: ChannelIteration(reference)) }
-}
-
 extension AsyncLocationManager {
     /// The default buffering of ``headingUpdates(filter:bufferingPolicy:)`` from a live gpsd: the newest 16
     /// headings. (A replay waits for its consumers instead, and drops nothing.)

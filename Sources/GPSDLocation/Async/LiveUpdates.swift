@@ -2,48 +2,10 @@ import GPSDCore
 import GPSDSystem
 import Synchronization
 
-/// A live timeline: what ``AsyncLocationManager/liveUpdates(desiredAccuracy:distanceFilter:bufferingPolicy:)``
-/// returns. An `AsyncSequence` of ``LocationUpdate`` values in the order the manager decided them, that also counts
-/// the updates its buffering policy dropped because the consumer fell behind (from a live gpsd only: a replay waits
-/// for its consumers instead).
-public struct LiveUpdates: AsyncSequence, Sendable {
-    public typealias Element = LocationUpdate
-    public typealias Failure = any Error
-
-    let reference: ChannelReference<LocationUpdate>
-
-    init(_ channel: UpdateChannel<LocationUpdate>) { reference = ChannelReference(channel) }
-
-    /// How many updates were dropped so far because the consumer had not taken them when the buffer was full. A
-    /// condition told once (``LocationUpdate/sourceRestarted``, a ``LocationUpdate/rejection`` beginning) can be
-    /// among them: a consumer that falls behind should read the conditions of the update it gets, and this count.
-    /// Always 0 for a replay.
-    public var droppedCount: Int { reference.channel.droppedCount }
-
-    /// How many updates the manager handed to the sequence so far, kept or dropped: for tests.
-    package var yieldedCount: Int { reference.channel.yieldedCount }
-
-    /// Iterates the updates.
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        let iteration: ChannelIteration<LocationUpdate>
-
-        public mutating func next() async throws -> LocationUpdate? {
-            try await iteration.reference.channel.next(isolation: #isolation)
-        }
-
-        /// The next update, taken on the caller's actor: no hop to another executor and back for each.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> LocationUpdate? {
-            try await iteration.reference.channel.next(isolation: actor)
-        }
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iteration: ChannelIteration(reference)) }
-}
-
 extension StreamOutlet {
     /// A live timeline: each event folded into the next ``LocationUpdate`` (``LiveTimeline``), the updates of each
     /// batch sent to `channel` together; an end finishes it.
-    static func timeline(_ channel: UpdateChannel<LocationUpdate>) -> StreamOutlet {
+    static func timeline(_ channel: UpdateChannel<LocationUpdate, any Error>) -> StreamOutlet {
         // One thread passes a stream's events at a time; the lock only makes that visible to the compiler.
         let timeline = Mutex(LiveTimeline())
         return StreamOutlet(

@@ -17,7 +17,7 @@ package struct StreamOutlet: Sendable {
 
     /// A sequence of fixes: the fixes of each batch go to `channel` together, an end finishes it, and what only a
     /// timeline follows (status, rejections) is left out.
-    package static func fixes(_ channel: UpdateChannel<Location>) -> StreamOutlet {
+    package static func fixes(_ channel: UpdateChannel<Location, any Error>) -> StreamOutlet {
         StreamOutlet(
             pass: { events in
                 channel.send(events, end: events.last?.end) { event in
@@ -29,7 +29,7 @@ package struct StreamOutlet: Sendable {
     }
 
     /// A sequence of headings: the headings of each batch go to `channel` together, an end finishes it.
-    package static func headings(_ channel: UpdateChannel<Heading>) -> StreamOutlet {
+    package static func headings(_ channel: UpdateChannel<Heading, any Error>) -> StreamOutlet {
         StreamOutlet(
             pass: { events in
                 channel.send(events, end: events.last?.end) { event in

@@ -15,7 +15,7 @@ import GPSDSystem
 /// with); the consumer's task cancelled, while it waits or before it asks, ends the channel as a finish does; the
 /// sequence and every iterator of it gone ends it and drops what it held. Either way the termination handler runs
 /// once, outside the lock.
-package final class UpdateChannel<Element: Sendable>: Sendable {
+package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
     /// What the buffer keeps while the consumer has not taken it.
     package enum Limit: Sendable {
         case unbounded
@@ -36,7 +36,7 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
     /// What became of an element handed to the channel.
     private enum Received {
         /// Given to the consumer, which is to be resumed with it.
-        case handed(UnsafeContinuation<Element?, any Error>)
+        case handed(UnsafeContinuation<Result<Element?, Failure>, Never>)
         /// Buffered: one more waiting to be taken.
         case kept
         /// Dropped, or kept in place of the oldest, which was (the newest `n`): no more waiting to be taken.
@@ -48,15 +48,18 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
         var buffer: [Element] = []
         var head = 0
         /// The consumer, suspended until an element or the end comes.
-        var waiter: UnsafeContinuation<Element?, any Error>?
+        var waiter: UnsafeContinuation<Result<Element?, Failure>, Never>?
         /// How the channel ended, once it has: the consumer takes what is buffered, then this.
-        var end: Result<Void, any Error>?
+        var end: Result<Void, Failure>?
         /// Runs once, when the channel ends; taken out to run outside the lock.
         var onTermination: (@Sendable () -> Void)?
         var yielded = 0
         var dropped = 0
         /// How many times the consumer has suspended in ``next()``: for tests.
         var suspensions = 0
+        /// Whether a replay still waits for the consumer: then the buffer keeps everything, else what the channel's
+        /// limit says.
+        var paced: Bool
 
         var count: Int { buffer.count - head }
 
@@ -112,8 +115,8 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
 
         /// Ends the channel, unless it has ended: the handler to run, and the waiting consumer to resume with
         /// the end (it waits only while nothing is buffered).
-        mutating func finish(_ result: Result<Void, any Error>) -> (
-            handler: (@Sendable () -> Void)?, waiter: (UnsafeContinuation<Element?, any Error>, Result<Element?, any Error>)?
+        mutating func finish(_ result: Result<Void, Failure>) -> (
+            handler: (@Sendable () -> Void)?, waiter: (UnsafeContinuation<Result<Element?, Failure>, Never>, Result<Element?, Failure>)?
         ) {
             guard end == nil else { return (nil, nil) }
             end = result
@@ -125,21 +128,22 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
 
         /// What the consumer gets once the buffer is empty and the channel has ended: the end of the iteration,
         /// or its error, once (then the end).
-        mutating func takeEnd() -> Result<Element?, any Error> {
+        mutating func takeEnd() -> Result<Element?, Failure> {
             guard case .failure(let error) = end else { return .success(nil) }
             end = .success(())
             return .failure(error)
         }
 
         /// What the consumer gets now: an element, the end, or `nil` if it must wait.
-        mutating func take() -> Result<Element?, any Error>? {
+        mutating func take() -> Result<Element?, Failure>? {
             if let element = takeFirst() { return .success(element) }
             return end == nil ? nil : takeEnd()
         }
     }
 
     /// The package's lock (``Locked``), not `Synchronization.Mutex`, whose futex waits ThreadSanitizer cannot see.
-    private let state = Locked(State())
+    private let state: Locked<State>
+    /// What the buffer keeps once no replay waits for the consumer (a live gpsd's, always).
     private let limit: Limit
     /// The consumer's account with a replay, which waits while it has too many elements not taken; `nil` live.
     let pacing: PacedConsumer?
@@ -148,8 +152,9 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
     ///   - limit: what to keep for a consumer that falls behind; a paced channel keeps everything.
     ///   - pacing: the consumer's account with a replay; `nil` for a live source.
     package init(limit: Limit, pacing: PacedConsumer? = nil) {
-        self.limit = pacing == nil ? limit : .unbounded
+        self.limit = limit
         self.pacing = pacing
+        state = Locked(State(paced: pacing != nil))
     }
 
     /// What runs once when the channel ends, however it ends. Set it before anything can end the channel.
@@ -176,23 +181,23 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
 
     /// Appends `elements` under one lock and resumes the consumer once, if it waits, with the first; then, with
     /// `end`, ends the channel. An ended channel takes nothing more.
-    package func send(_ elements: some Sequence<Element>, end: Result<Void, any Error>? = nil) {
+    package func send(_ elements: some Sequence<Element>, end: Result<Void, Failure>? = nil) {
         send(elements, end: end) { $0 }
     }
 
     /// ``send(_:end:)`` of what `transform` makes of `events` (those it makes `nil` of are left out), each made
     /// under the channel's lock, in order.
     package func send<Events: Sequence>(
-        _ events: Events, end: Result<Void, any Error>?, _ transform: (Events.Element) -> Element?
+        _ events: Events, end: Result<Void, Failure>?, _ transform: (Events.Element) -> Element?
     ) {
-        typealias Waiter = (UnsafeContinuation<Element?, any Error>, Result<Element?, any Error>)
+        typealias Waiter = (UnsafeContinuation<Result<Element?, Failure>, Never>, Result<Element?, Failure>)
         let (kept, woken, handler) = state.withLock { state -> (Int, Waiter?, (@Sendable () -> Void)?) in
             guard state.end == nil else { return (0, nil, nil) }
             var kept = 0
             var woken: Waiter?
             for event in events {
                 guard let element = transform(event) else { continue }
-                switch state.receive(element, limit) {
+                switch state.receive(element, state.paced ? .unbounded : limit) {
                 case .handed(let waiter):
                     woken = (waiter, .success(element))
                     kept += 1
@@ -210,7 +215,7 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
         handler?()
         guard let (waiter, result) = woken else { return }
         if case .success(.some) = result { pacing?.took() }
-        waiter.resume(with: result)
+        waiter.resume(returning: result)
     }
 
     /// Ends the channel without an error (``AsyncLocationManager/stop()``).
@@ -218,19 +223,19 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
 
     // MARK: The consumer's side
 
-    /// The next element, `nil` at the end; throws the error the channel ended with. Called by one task at a time,
-    /// on `actor` (the caller's, so that taking an element never hops to another executor and back): a second task
-    /// that waits while another does traps.
-    func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
+    /// The next element, `nil` at the end, or the error the channel ended with (once, then the end). Called by one
+    /// task at a time, on `actor` (the caller's, so that taking an element never hops to another executor and
+    /// back): a second task that waits while another does traps.
+    func next(isolation actor: isolated (any Actor)?) async -> Result<Element?, Failure> {
         // A task cancelled before it asks ends the channel as one cancelled while it waits does: nothing more
         // comes, what is buffered still does (so does an AsyncThrowingStream's next()). Else a consumer that
         // always finds an element, behind a replay, would not see its cancellation until the replay ends.
         if Task.isCancelled { cancel() }
         // Nearly always, while fixes come faster than they are taken: one is there, and no suspension.
-        if let ready = state.withLock({ $0.take() }) { return try took(ready) }
-        return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation(isolation: actor) { (continuation: UnsafeContinuation<Element?, any Error>) in
-                let ready = state.withLock { state -> Result<Element?, any Error>? in
+        if let ready = state.withLock({ $0.take() }) { return took(ready) }
+        return await withTaskCancellationHandler {
+            await withUnsafeContinuation(isolation: actor) { (continuation: UnsafeContinuation<Result<Element?, Failure>, Never>) in
+                let ready = state.withLock { state -> Result<Element?, Failure>? in
                     if let ready = state.take() { return ready }
                     // Another task's continuation in its place would never be resumed: that task would wait for
                     // ever. An AsyncThrowingStream traps here too.
@@ -240,8 +245,7 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
                     return nil
                 }
                 guard let ready else { return }
-                if case .success(.some) = ready { pacing?.took() }
-                continuation.resume(with: ready)
+                continuation.resume(returning: took(ready))
             }
         } onCancel: {
             // Swift's runtime runs this holding the task's status lock, which a thread resuming the task (the
@@ -251,10 +255,18 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
         }
     }
 
-    private func took(_ ready: Result<Element?, any Error>) throws -> Element? {
-        let element = try ready.get()
-        if element != nil { pacing?.took() }
-        return element
+    /// `ready`, an element of it counted as taken.
+    private func took(_ ready: Result<Element?, Failure>) -> Result<Element?, Failure> {
+        if case .success(.some) = ready { pacing?.took() }
+        return ready
+    }
+
+    /// The consumer has stopped iterating (its iterator is gone): a replay no longer waits for it, and what comes
+    /// meanwhile is kept as the channel's limit says, for an iterator made later.
+    func stopPacing() {
+        guard let pacing else { return }
+        state.withLock { $0.paced = false }
+        pacing.leave()
     }
 
     /// Ends the channel for its consumer: its task was cancelled (it still gets what is buffered, then the end),
@@ -268,26 +280,26 @@ package final class UpdateChannel<Element: Sendable>: Sendable {
             return state.finish(.success(()))
         }
         handler?()
-        if let (waiter, result) = woken { waiter.resume(with: result) }
+        if let (waiter, result) = woken { waiter.resume(returning: result) }
     }
 }
 
 /// Held by a sequence and every iterator of it: when the last goes, nobody can take from the channel any more,
 /// and it ends (what `AsyncThrowingStream` does when it and its iterators go).
-final class ChannelReference<Element: Sendable>: Sendable {
-    let channel: UpdateChannel<Element>
+final class ChannelReference<Element: Sendable, Failure: Error>: Sendable {
+    let channel: UpdateChannel<Element, Failure>
 
-    init(_ channel: UpdateChannel<Element>) { self.channel = channel }
+    init(_ channel: UpdateChannel<Element, Failure>) { self.channel = channel }
 
     deinit { channel.cancel(dropping: true) }
 }
 
 /// Held by an iterator and its copies: when the last goes, the consumer has stopped iterating, and a replay no
-/// longer waits for it (the sequence, if kept, still buffers what comes).
-final class ChannelIteration<Element: Sendable>: Sendable {
-    let reference: ChannelReference<Element>
+/// longer waits for it (the sequence, if kept, still buffers what comes, as a live gpsd's would: its ``UpdateChannel/Limit``).
+final class ChannelIteration<Element: Sendable, Failure: Error>: Sendable {
+    let reference: ChannelReference<Element, Failure>
 
-    init(_ reference: ChannelReference<Element>) { self.reference = reference }
+    init(_ reference: ChannelReference<Element, Failure>) { self.reference = reference }
 
-    deinit { reference.channel.pacing?.leave() }
+    deinit { reference.channel.stopPacing() }
 }

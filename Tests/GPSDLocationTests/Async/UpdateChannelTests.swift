@@ -32,7 +32,7 @@ struct UpdateChannelTests {
 
     @Test func aWaitingConsumerGetsTheFirstOfABatchAndFindsTheRestBuffered() async throws {
         let (channel, _) = Self.channel()
-        let consumer = Task { try await channel.next(isolation: nil) }
+        let consumer = Task { try await channel.next(isolation: nil).get() }
         await Self.untilWaiting(channel)
         channel.send(1...4)
         #expect(try await consumer.value == 1)
@@ -43,7 +43,7 @@ struct UpdateChannelTests {
 
     @Test func aSendThatKeepsNothingLeavesTheConsumerWaiting() async throws {
         let (channel, _) = Self.channel()
-        let consumer = Task { try await channel.next(isolation: nil) }
+        let consumer = Task { try await channel.next(isolation: nil).get() }
         await Self.untilWaiting(channel)
         channel.send(EmptyCollection<Int>())
         channel.send([1, 2], end: nil) { _ in nil }   // a transform that makes nothing of what comes
@@ -65,12 +65,12 @@ struct UpdateChannelTests {
 
     // MARK: Limits, against AsyncThrowingStream
 
-    static let limits: [UpdateChannel<Int>.Limit] = [
+    static let limits: [UpdateChannel<Int, any Error>.Limit] = [
         .unbounded, .newest(0), .newest(1), .newest(3), .oldest(0), .oldest(1), .oldest(3),
     ]
 
     @Test(arguments: limits)
-    func aConsumerThatIsNotWaitingGetsWhatTheStreamWouldKeep(limit: UpdateChannel<Int>.Limit) async throws {
+    func aConsumerThatIsNotWaitingGetsWhatTheStreamWouldKeep(limit: UpdateChannel<Int, any Error>.Limit) async throws {
         var reference = Reference(limit)
         reference.yield(1...6)
         reference.finish()
@@ -84,7 +84,7 @@ struct UpdateChannelTests {
 
     @Test(arguments: limits)
     func aWaitingConsumerGetsTheFirstWhateverTheLimitThenWhatTheStreamWouldKeep(
-        limit: UpdateChannel<Int>.Limit
+        limit: UpdateChannel<Int, any Error>.Limit
     ) async throws {
         // A stream's waiting consumer takes the first element yielded, even with a buffer of 0; the rest is
         // yielded to a stream whose consumer is not waiting.
@@ -103,13 +103,13 @@ struct UpdateChannelTests {
         #expect(channel.yieldedCount == 6)
     }
 
-    static let longRunLimits: [UpdateChannel<Int>.Limit] = [.unbounded, .newest(16), .newest(100), .oldest(100)]
+    static let longRunLimits: [UpdateChannel<Int, any Error>.Limit] = [.unbounded, .newest(16), .newest(100), .oldest(100)]
 
     /// 10,000 elements in batches of varying size (empty ones too), the consumer taking a varying number between
     /// them: first falling behind by hundreds, then catching up, so that the taken part of the buffer is dropped
     /// both when it empties and while elements are still behind it.
     @Test(arguments: longRunLimits)
-    func aLongRunWithTheConsumerBehindMatchesTheStream(limit: UpdateChannel<Int>.Limit) async throws {
+    func aLongRunWithTheConsumerBehindMatchesTheStream(limit: UpdateChannel<Int, any Error>.Limit) async throws {
         var random = SplitMix64(seed: 0x5EED_CAFE)
         var reference = Reference(limit)
         let (channel, _) = Self.channel(limit)
@@ -144,8 +144,8 @@ struct UpdateChannelTests {
         channel.finish()
         #expect(await ended.count(reaching: 1) == 1, "the handler runs when the channel ends, not when it is drained")
         #expect(try await Self.takeBuffered(2, from: channel) == [1, 2])
-        #expect(try await channel.next(isolation: nil) == nil)
-        #expect(try await channel.next(isolation: nil) == nil)
+        #expect(try await channel.next(isolation: nil).get() == nil)
+        #expect(try await channel.next(isolation: nil).get() == nil)
         #expect(await ended.count(reaching: 1) == 1)
     }
 
@@ -153,32 +153,32 @@ struct UpdateChannelTests {
         let (channel, ended) = Self.channel()
         channel.send([1, 2], end: .failure(Failure()))
         #expect(try await Self.takeBuffered(2, from: channel) == [1, 2])
-        await #expect(throws: Failure.self) { try await channel.next(isolation: nil) }
-        #expect(try await channel.next(isolation: nil) == nil)
-        #expect(try await channel.next(isolation: nil) == nil)
+        await #expect(throws: Failure.self) { try await channel.next(isolation: nil).get() }
+        #expect(try await channel.next(isolation: nil).get() == nil)
+        #expect(try await channel.next(isolation: nil).get() == nil)
         #expect(await ended.count(reaching: 1) == 1)
     }
 
     @Test func aFailureReachesTheWaitingConsumerOnceThenNil() async throws {
         let (channel, ended) = Self.channel()
-        let consumer = Task { try await channel.next(isolation: nil) }
+        let consumer = Task { try await channel.next(isolation: nil).get() }
         await Self.untilWaiting(channel)
         channel.send(EmptyCollection<Int>(), end: .failure(Failure()))
         await #expect(throws: Failure.self) { try await consumer.value }
-        #expect(try await channel.next(isolation: nil) == nil)
+        #expect(try await channel.next(isolation: nil).get() == nil)
         #expect(await ended.count(reaching: 1) == 1)
     }
 
     @Test func aBatchWithAnEndResumesTheWaitingConsumerWithItsFirstAndKeepsTheRest() async throws {
         let (channel, ended) = Self.channel()
-        let consumer = Task { try await channel.next(isolation: nil) }
+        let consumer = Task { try await channel.next(isolation: nil).get() }
         await Self.untilWaiting(channel)
         channel.send([1, 2, 3], end: .failure(Failure()))
         #expect(try await consumer.value == 1)
         #expect(await ended.count(reaching: 1) == 1)
         #expect(try await Self.takeBuffered(2, from: channel) == [2, 3])
-        await #expect(throws: Failure.self) { try await channel.next(isolation: nil) }
-        #expect(try await channel.next(isolation: nil) == nil)
+        await #expect(throws: Failure.self) { try await channel.next(isolation: nil).get() }
+        #expect(try await channel.next(isolation: nil).get() == nil)
     }
 
     @Test func whatComesAfterTheEndIsIgnored() async throws {
@@ -197,7 +197,7 @@ struct UpdateChannelTests {
         // The manager's handler holds the manager, which holds the channel: the cycle ends when it has run.
         final class Held: Sendable {}
         weak var held: Held?
-        let channel = UpdateChannel<Int>(limit: .unbounded)
+        let channel = UpdateChannel<Int, any Error>(limit: .unbounded)
         do {
             let object = Held()
             held = object
@@ -210,7 +210,7 @@ struct UpdateChannelTests {
 
     @Test func theHandlerMayUseTheChannel() async throws {
         // It runs outside the channel's lock: were it inside, these calls would wait for ever for the lock.
-        let channel = UpdateChannel<Int>(limit: .unbounded)
+        let channel = UpdateChannel<Int, any Error>(limit: .unbounded)
         let seen = Locked<[Int]>([])
         channel.onTermination {
             channel.send([9])
@@ -226,7 +226,7 @@ struct UpdateChannelTests {
 
     @Test func cancellingTheWaitingTaskReturnsNilAndRunsTheHandlerOnce() async throws {
         let (channel, ended) = Self.channel()
-        let consumer = Task { try await channel.next(isolation: nil) }
+        let consumer = Task { try await channel.next(isolation: nil).get() }
         await Self.untilWaiting(channel)
         consumer.cancel()
         #expect(try await consumer.value == nil)
@@ -234,7 +234,7 @@ struct UpdateChannelTests {
         channel.send([1])
         channel.finish()
         #expect(channel.yieldedCount == 0, "an ended channel takes nothing")
-        #expect(try await channel.next(isolation: nil) == nil)
+        #expect(try await channel.next(isolation: nil).get() == nil)
         #expect(await ended.count(reaching: 1) == 1)
     }
 
@@ -246,7 +246,7 @@ struct UpdateChannelTests {
             var reference = Reference(.unbounded)
             reference.yield(1...3)
             withUnsafeCurrentTask { $0?.cancel() }
-            var got = [try #require(try await channel.next(isolation: nil))]
+            var got = [try #require(try await channel.next(isolation: nil).get())]
             var expected = try await reference.take(1)
             channel.send([4])
             reference.yield([4])
@@ -285,7 +285,7 @@ struct UpdateChannelTests {
     @Test func aCancelAndAFailureAtOnceEndTheConsumerOnce() async throws {
         for round in 0..<Self.rounds {
             let (channel, ended) = Self.channel()
-            let consumer = Task { try await channel.next(isolation: nil) }
+            let consumer = Task { try await channel.next(isolation: nil).get() }
             await Self.untilWaiting(channel)
             await Self.simultaneously(
                 swap: round.isMultiple(of: 2), { channel.send(EmptyCollection<Int>(), end: .failure(Failure())) },
@@ -296,7 +296,7 @@ struct UpdateChannelTests {
             case .failure(let error): #expect(error is Failure, "round \(round)")
             }
             #expect(await ended.count(reaching: 1) == 1, "round \(round)")
-            #expect(try await channel.next(isolation: nil) == nil)
+            #expect(try await channel.next(isolation: nil).get() == nil)
         }
     }
 
@@ -304,10 +304,10 @@ struct UpdateChannelTests {
         // An AsyncThrowingStream traps too; a second continuation kept in place of the first would leave the
         // first task waiting for ever.
         await #expect(processExitsWith: .failure) {
-            let channel = UpdateChannel<Int>(limit: .unbounded)
-            let first = Task { try await channel.next(isolation: nil) }
+            let channel = UpdateChannel<Int, any Error>(limit: .unbounded)
+            let first = Task { try await channel.next(isolation: nil).get() }
             await UpdateChannelTests.untilWaiting(channel)
-            let second = Task { try await channel.next(isolation: nil) }
+            let second = Task { try await channel.next(isolation: nil).get() }
             while channel.suspensionCount < 2 { await Task.yield() }
             // Not trapped: the second waits in place of the first.
             withExtendedLifetime((first, second)) { exit(EXIT_SUCCESS) }
@@ -317,7 +317,7 @@ struct UpdateChannelTests {
     // MARK: Letting go
 
     @Test func lettingGoOfTheSequenceAndItsIteratorsRunsTheHandler() async throws {
-        let channel = UpdateChannel<Location>(limit: .unbounded)
+        let channel = UpdateChannel<Location, any Error>(limit: .unbounded)
         let ended = Runs()
         channel.onTermination { ended.record() }
         do {
@@ -333,7 +333,7 @@ struct UpdateChannelTests {
     }
 
     @Test func anIteratorKeepsTheChannelAfterTheSequenceGoes() async throws {
-        let channel = UpdateChannel<LocationUpdate>(limit: .unbounded)
+        let channel = UpdateChannel<LocationUpdate, any Error>(limit: .unbounded)
         let ended = Runs()
         channel.onTermination { ended.record() }
         var iterator: LiveUpdates.AsyncIterator? = LiveUpdates(channel).makeAsyncIterator()
@@ -349,7 +349,7 @@ struct UpdateChannelTests {
     @Test func lettingGoWhileABatchComesRunsTheHandlerOnce() async {
         for round in 0..<Self.rounds {
             let (channel, ended) = Self.channel()
-            let sequence = Locked<ChannelReference<Int>?>(ChannelReference(channel))
+            let sequence = Locked<ChannelReference<Int, any Error>?>(ChannelReference(channel))
             await Self.simultaneously(
                 swap: round.isMultiple(of: 2), { channel.send([1, 2, 3]) },
                 { _ = sequence.withLock { $0.take() } })   // the last reference goes after the lock
@@ -372,12 +372,12 @@ struct UpdateChannelTests {
         #expect(pacing.backlog(is: 0))
 
         // A waiting consumer's element is counted handed on and taken at once.
-        let consumer = Task { try await channel.next(isolation: nil) }
+        let consumer = Task { try await channel.next(isolation: nil).get() }
         await Self.untilWaiting(channel)
         channel.send([6, 7])
         #expect(try await consumer.value == 6)
         #expect(pacing.backlog(is: 1))
-        #expect(try await channel.next(isolation: nil) == 7)
+        #expect(try await channel.next(isolation: nil).get() == 7)
         #expect(pacing.backlog(is: 0))
     }
 
@@ -394,7 +394,7 @@ struct UpdateChannelTests {
     @Test func aCancelledConsumerLeavesTheReplay() async throws {
         let pacing = Pacing()
         let (channel, ended) = Self.channel(pacing: pacing.consumer)
-        let consumer = Task { try await channel.next(isolation: nil) }
+        let consumer = Task { try await channel.next(isolation: nil).get() }
         await Self.untilWaiting(channel)
         consumer.cancel()
         #expect(try await consumer.value == nil)
@@ -409,7 +409,7 @@ struct UpdateChannelTests {
         do {
             let iteration = ChannelIteration(sequence)
             channel.send([1, 2])
-            #expect(try await iteration.reference.channel.next(isolation: nil) == 1)
+            #expect(try await iteration.reference.channel.next(isolation: nil).get() == 1)
             #expect(pacing.backlog(is: 1))
         }
         #expect(pacing.hasLeft())
@@ -437,7 +437,7 @@ struct UpdateChannelTests {
         #expect(try await consumer.value == Array(0..<10_000))
         #expect(pacing.backlog(is: 0))
         channel.finish()
-        #expect(try await channel.next(isolation: nil) == nil)
+        #expect(try await channel.next(isolation: nil).get() == nil)
     }
 
     /// The consumer may be waiting or not as each batch comes: either way it gets them all, in order, then the
@@ -449,7 +449,7 @@ struct UpdateChannelTests {
             let consumer = Task { () -> ([Int], Bool) in
                 var got: [Int] = []
                 do {
-                    while let element = try await channel.next(isolation: nil) { got.append(element) }
+                    while let element = try await channel.next(isolation: nil).get() { got.append(element) }
                     return (got, false)
                 } catch {
                     return (got, error is Failure)
@@ -463,7 +463,7 @@ struct UpdateChannelTests {
             await producer.value
             let (got, failed) = await consumer.value
             #expect(got == Array(0..<count + 2) && failed, "round \(round)")
-            #expect(try await channel.next(isolation: nil) == nil)
+            #expect(try await channel.next(isolation: nil).get() == nil)
             #expect(await ended.count(reaching: 1) == 1)
         }
     }
@@ -472,9 +472,9 @@ struct UpdateChannelTests {
 
     /// A channel whose termination handler counts its runs and, as the manager's does, leaves the replay.
     private static func channel(
-        _ limit: UpdateChannel<Int>.Limit = .unbounded, pacing: PacedConsumer? = nil
-    ) -> (UpdateChannel<Int>, Runs) {
-        let channel = UpdateChannel<Int>(limit: limit, pacing: pacing)
+        _ limit: UpdateChannel<Int, any Error>.Limit = .unbounded, pacing: PacedConsumer? = nil
+    ) -> (UpdateChannel<Int, any Error>, Runs) {
+        let channel = UpdateChannel<Int, any Error>(limit: limit, pacing: pacing)
         let ended = Runs()
         channel.onTermination {
             pacing?.leave()
@@ -484,31 +484,31 @@ struct UpdateChannelTests {
     }
 
     /// The next `count` elements, waiting for them as they come; fails if the channel ends before.
-    private static func take(_ count: Int, from channel: UpdateChannel<Int>) async throws -> [Int] {
+    private static func take(_ count: Int, from channel: UpdateChannel<Int, any Error>) async throws -> [Int] {
         var taken: [Int] = []
-        for _ in 0..<count { taken.append(try #require(try await channel.next(isolation: nil))) }
+        for _ in 0..<count { taken.append(try #require(try await channel.next(isolation: nil).get())) }
         return taken
     }
 
     /// The next `count` elements, each of them buffered already: fails rather than wait for one.
-    private static func takeBuffered(_ count: Int, from channel: UpdateChannel<Int>) async throws -> [Int] {
+    private static func takeBuffered(_ count: Int, from channel: UpdateChannel<Int, any Error>) async throws -> [Int] {
         var taken: [Int] = []
         for _ in 0..<count {
             try #require(channel.bufferedCount > 0, "\(taken.count) of \(count) were buffered")
-            taken.append(try #require(try await channel.next(isolation: nil)))
+            taken.append(try #require(try await channel.next(isolation: nil).get()))
         }
         return taken
     }
 
     /// Every element to the end.
-    private static func drain(_ channel: UpdateChannel<Int>) async throws -> [Int] {
+    private static func drain(_ channel: UpdateChannel<Int, any Error>) async throws -> [Int] {
         var taken: [Int] = []
-        while let element = try await channel.next(isolation: nil) { taken.append(element) }
+        while let element = try await channel.next(isolation: nil).get() { taken.append(element) }
         return taken
     }
 
     /// Returns once the consumer of `channel` is suspended in `next()`.
-    private static func untilWaiting<Element>(_ channel: UpdateChannel<Element>) async {
+    private static func untilWaiting<Element>(_ channel: UpdateChannel<Element, any Error>) async {
         while !channel.isWaiting { await Task.yield() }
     }
 
@@ -563,7 +563,7 @@ private struct Reference {
     private(set) var buffered = 0
     private(set) var dropped = 0
 
-    init(_ limit: UpdateChannel<Int>.Limit) {
+    init(_ limit: UpdateChannel<Int, any Error>.Limit) {
         let policy: AsyncThrowingStream<Int, any Error>.Continuation.BufferingPolicy =
             switch limit {
             case .unbounded: .unbounded

@@ -102,7 +102,7 @@ struct ArchitectureDefectTests {
     @Test func releasingTheAsyncManagerEndsSatelliteUpdatesAndFreesTheManager() async {
         weak var weakManager: LocationManager?
         weak var weakBridge: AsyncLocationManager?
-        var satellites: AsyncStream<SkyView>?
+        var satellites: SatelliteUpdates?
         do {
             let manager = LocationManager(source: ScriptedSource(), clock: ManualManagerClock())
             let gps = AsyncLocationManager(manager: manager)

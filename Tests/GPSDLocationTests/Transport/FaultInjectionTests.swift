@@ -13,7 +13,7 @@ struct FaultInjectionTests {
         let manager: LocationManager
         let gps: AsyncLocationManager
         let fixes: LocationUpdates
-        let statuses: AsyncStream<LocationStatus>
+        let statuses: StatusUpdates
 
         init(_ server: GPSDServer, connectTimeout: Duration = .seconds(5), staleTimeout: Duration = .seconds(5)) {
             manager = LocationManager(source: GPSDSessionSource(server: server, connectTimeout: connectTimeout))

@@ -105,10 +105,14 @@ struct ReplayBackpressureTests {
             var iterator = kept.makeAsyncIterator()
             _ = try await iterator.next()
             await backpressure.heldBack()
-        }   // the iterator goes; the sequence is kept, and buffers the rest
+        }   // the iterator goes; the sequence is kept, and keeps what a live gpsd's would: the newest 16
         let seconds = try await Self.seconds(of: reader)
         #expect(seconds == Array((seconds.first ?? 0)..<Self.count), "to the recording's end, in order")
-        #expect(kept.droppedCount == 0)
+        // An iterator made later gets what was buffered before the first went, then the newest 16, to the end.
+        let rest = try await Self.seconds(of: kept)
+        #expect(rest.suffix(16) == Array(Self.count - 16..<Self.count), "the newest 16: \(rest.suffix(16))")
+        #expect(kept.droppedCount > 0 && kept.droppedCount == kept.yieldedCount - 1 - rest.count,
+                "every fix handed on is taken, buffered or counted as dropped")
     }
 
     // MARK: Other consumers
