@@ -103,7 +103,7 @@ extension SampleTests {
             let (fixes, continuation) = AsyncStream.makeStream(of: Location.self)
             let collector = Collector(continuation)
             let (ended, end) = AsyncStream.makeStream(of: Void.self)
-            _ = manager.addObserver { if case .sessionEnded = $0.event { end.yield() } }
+            _ = manager.addObserver { if case .sessionEnded = $0 { end.yield() } }
             manager.delegate = collector
             manager.startUpdatingLocation()
             for await _ in ended { break }

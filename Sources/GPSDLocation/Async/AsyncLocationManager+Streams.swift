@@ -104,35 +104,32 @@ extension AsyncLocationManager {
         }
     }
 
-    /// A stream of what `select` takes from the manager's observations, in the order the manager decided them
-    /// (one decided earlier but arriving later is dropped), each value once in a row, the newest `keeping` of
-    /// them buffered (a replay keeps all, and waits for the consumer); with `startingWithStatus`, the status
-    /// at registration first.
+    /// A stream of what `select` takes from the manager's observations, in the order the manager decided them,
+    /// each value once in a row, the newest `keeping` of them buffered (a replay keeps all, and waits for the
+    /// consumer); with `startingWithStatus`, the status at registration first.
     private func observations<Value: Sendable & Equatable>(
         startingWithStatus: Bool, keeping: Int, _ select: @escaping @Sendable (ManagerEvent) -> Value?
     ) -> UpdateSequence<Value, Never> {
         let channel = UpdateChannel<Value, Never>(limit: .newest(keeping), pacing: manager.backpressure?.join())
-        let last = Locked<(sequence: UInt64, value: Value?)>((0, nil))
-        // Sends under the lock (it does not block), so that the order of sends is the order of decisions.
-        let sendIfNewer: @Sendable (Observation) -> Void = { observation in
-            guard let value = select(observation.event) else { return }
-            last.withLock { last in
-                guard observation.sequence > last.sequence else { return }
-                let changed = last.value != value
-                last = (observation.sequence, value)
-                if changed { channel.send(CollectionOfOne(value)) }
-            }
+        // The manager calls an observer one call at a time: the lock only makes that visible to the compiler.
+        let last = Locked<Value?>(nil)
+        let sendIfChanged: @Sendable (ManagerEvent) -> Void = { event in
+            guard let value = select(event), last.withLock({ last in
+                defer { last = value }
+                return last != value
+            }) else { return }
+            channel.send(CollectionOfOne(value))
         }
-        let registration = manager.addObserver(sendIfNewer)
-        // Neither the manager nor this object is kept by the sequence: the manager keeps the observer, which keeps
-        // the channel; the sequence keeps the channel alone, and its end removes the observer.
+        let id = manager.addObserver(startingWithStatus: startingWithStatus, sendIfChanged)
+        // Nothing can end the channel before this returns it: its consumer does not have it yet, and stop() finds
+        // it only below. Neither the manager nor this object is kept by the sequence: the manager keeps the
+        // observer, which keeps the channel; the sequence keeps the channel alone, and its end removes the observer.
         channel.onTermination { [weak self, weak manager, pacing = channel.pacing] in
             pacing?.leave()
-            manager?.removeObserver(registration.id)
-            self?.state.withLock { $0.removeObservation(registration.id) }
+            manager?.removeObserver(id)
+            self?.state.withLock { $0.removeObservation(id) }
         }
-        if startingWithStatus { sendIfNewer(registration.status) }
-        state.withLock { $0.add(observation: { channel.finish() }, as: registration.id) }
+        state.withLock { $0.add(observation: { channel.finish() }, as: id) }
         return UpdateSequence(channel)
     }
 }

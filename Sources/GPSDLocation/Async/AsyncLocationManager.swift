@@ -188,9 +188,10 @@ public final class AsyncLocationManager: Sendable {
     /// thread of their own at a chosen instant: inside a session's opening, or racing another thread.
     package func stopBlocking() {
         let session = manager.sessionNumber
-        // The manager ends the streams: a stream that takes each epoch once gets the epoch it held, then ends.
-        let endedBefore = manager.endSubscriptions(state.withLock { $0.streamIDs })
-        let (requests, streams, observations) = state.withLock { $0.takeAll(keeping: Set(endedBefore)) }
+        // The manager ends the streams: a stream that takes each epoch once gets the epoch it held, then ends. Those
+        // it ended, now or before, end by its notices; the rest (not yet subscribed) are finished here.
+        let ended = manager.endSubscriptions(state.withLock { $0.streamIDs })
+        let (requests, streams, observations) = state.withLock { $0.takeAll(keeping: Set(ended)) }
         for (id, waiter) in requests { end(waiter, id, with: .failure(CancellationError())) }
         for stream in streams { stream.finish() }
         for finish in observations { finish() }
@@ -200,9 +201,9 @@ public final class AsyncLocationManager: Sendable {
     // MARK: Ending requests
 
     /// Receives the manager's events for the requests and streams of one ``AsyncLocationManager``, a batch at a
-    /// time: under one lock it takes out every request the batch ends and the streams' events, in order; then,
-    /// unlocked, it resumes the requests and passes the events on, with any queued meanwhile for the same
-    /// streams. Events for a stream another thread is passing on go to that thread; early ones wait (`settle`).
+    /// time, in the order decided and never two batches at once (``SubscriptionConsumer``): under one lock it takes
+    /// out every request the batch ends and the streams' events; then, unlocked, it resumes the requests and passes
+    /// the events on.
     final class Receiver: SubscriptionConsumer {
         private let state: Locked<AsyncLocationStateMachine>
 
@@ -222,17 +223,8 @@ public final class AsyncLocationManager: Sendable {
                 }
             }
             // Never under the lock: yielding resumes the consumer's task, which takes the task's own lock, and a
-            // task being cancelled holds that lock while its stream's termination handler takes ours. Another
-            // thread's events for the same stream queue meanwhile (`settle`); this thread passes them on next, so
-            // the stream gets everything in the order the manager decided it.
-            for delivery in deliveries {
-                var events = delivery.events
-                while true {
-                    delivery.outlet.pass(events)
-                    guard let queued = state.withLock({ $0.nextEvents(for: delivery.id) }) else { break }
-                    events = queued
-                }
-            }
+            // task being cancelled holds that lock while its stream's termination handler takes ours.
+            for delivery in deliveries { delivery.outlet.pass(delivery.events) }
         }
     }
 

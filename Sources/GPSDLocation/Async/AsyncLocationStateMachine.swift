@@ -18,37 +18,8 @@ package struct AsyncLocationStateMachine {
 
     private var waiters: [SubscriptionID: Waiter] = [:]
     private var cancelledEarly: Set<SubscriptionID> = []
-    /// A live update stream or timeline.
-    struct Stream {
-        var outlet: StreamOutlet
-        /// The number of the last notice passed on.
-        var received: UInt64 = 0
-        /// Notices that arrived ahead of one decided before them, by number.
-        var early: [UInt64: SubscriptionEvent] = [:]
-
-        /// Whether its end has arrived, ahead of notices still on their way: they come, then it ends.
-        var isEnding: Bool { early.values.contains(where: \.isEnd) }
-
-        /// Takes `notice` in and appends to `ready` the events now due, in order, up to the end. Returns whether
-        /// the stream has ended.
-        mutating func putInOrder(_ notice: SubscriptionNotice, into ready: inout [SubscriptionEvent]) -> Bool {
-            if notice.number == received + 1 && early.isEmpty {   // in order, as nearly always
-                received += 1
-                ready.append(notice.event)
-                return notice.event.isEnd
-            }
-            early[notice.number] = notice.event
-            while ready.last?.isEnd != true, let event = early.removeValue(forKey: received + 1) {
-                received += 1
-                ready.append(event)
-            }
-            return ready.last?.isEnd == true
-        }
-    }
-
-    private var streams: [SubscriptionID: Stream] = [:]
-    /// Each stream's events not yet passed on, while a thread is passing them on (it has claimed the queue).
-    private var undelivered: [SubscriptionID: DeliveryQueue<SubscriptionEvent>] = [:]
+    /// The live update streams and timelines, by subscription: where their events go.
+    private var streams: [SubscriptionID: StreamOutlet] = [:]
     /// Streams of observations (satellites, status), by observer id: each finishes with ``takeAll(keeping:)``.
     private var observations: [Int: @Sendable () -> Void] = [:]
 
@@ -94,60 +65,37 @@ package struct AsyncLocationStateMachine {
         package var events: [SubscriptionEvent]
     }
 
-    /// Takes out what a batch of the manager's events settles: the requests it ends (all at once, so that a
-    /// concurrent ``takeAll(keeping:)`` gets all or none of them) and the events for streams, in each stream's order.
-    ///
-    /// Batches are carried out by the threads that decided them, so they can arrive out of order: a notice that
-    /// arrives ahead of one decided before it waits here for it. And a stream's events are passed on by one
-    /// thread at a time: while one is passing some on (outside the lock), events another thread takes for the
-    /// same stream queue here, and the first passes them on next (``nextEvents(for:)``).
+    /// Takes out what a batch of the manager's notices settles: the requests it ends (all at once, so that a
+    /// concurrent ``takeAll(keeping:)`` gets all or none of them) and each stream's events, in order. The manager
+    /// hands this object's notices over in the order it decided them, one batch at a time (``SubscriptionConsumer``):
+    /// they need no putting in order here. A stream whose end is among them is forgotten.
     package mutating func settle(_ notices: [SubscriptionNotice]) -> (
         requests: [(Waiter, SubscriptionEvent)], streams: [StreamDelivery]
     ) {
         var requests: [(Waiter, SubscriptionEvent)] = []
-        var deliveries: [SubscriptionID: StreamDelivery] = [:]
-        var order: [SubscriptionID] = []
-        var ready: [SubscriptionEvent] = []
+        var deliveries: [StreamDelivery] = []
         for notice in notices {
-            // A request ends with a fix or an end; nothing else is numbered for it, and nothing else may take it.
+            // A request ends with a fix or an end; nothing else is decided for it, and nothing else may take it.
             if notice.event.endsARequest, let waiter = waiters.removeValue(forKey: notice.id) {
                 requests.append((waiter, notice.event))
                 continue
             }
-            guard let outlet = streams[notice.id]?.outlet else { continue }
-            assert(notice.number > streams[notice.id]!.received && streams[notice.id]!.early[notice.number] == nil,
-                   "notice \(notice.number) of \(notice.id) came twice")
-            ready.removeAll(keepingCapacity: true)
-            // Changed where it is kept, never in a copy, which would copy its early notices for every notice.
-            if streams[notice.id]!.putInOrder(notice, into: &ready) { streams[notice.id] = nil }
-            guard !ready.isEmpty else { continue }
-            if deliveries[notice.id] != nil {
-                deliveries[notice.id]?.events += ready
-                continue
+            guard let outlet = streams[notice.id] else { continue }
+            if notice.event.isEnd { streams[notice.id] = nil }
+            // A batch nearly always holds one stream's events: the last delivery is the one to join.
+            if let last = deliveries.indices.last(where: { deliveries[$0].id == notice.id }) {
+                deliveries[last].events.append(notice.event)
+            } else {
+                deliveries.append(StreamDelivery(id: notice.id, outlet: outlet, events: [notice.event]))
             }
-            // Queued; passed on by this thread if it claims the queue, else by the thread passing some on now.
-            undelivered[notice.id, default: DeliveryQueue()].append(contentsOf: ready)
-            guard undelivered[notice.id]!.claim(), let events = undelivered[notice.id]!.takeAll() else { continue }
-            order.append(notice.id)
-            deliveries[notice.id] = StreamDelivery(id: notice.id, outlet: outlet, events: events)
         }
-        return (requests, order.compactMap { deliveries[$0] })
-    }
-
-    /// For the thread passing stream `id`'s events on: the events queued for it meanwhile, or `nil` when there
-    /// are none (it is done, and the next events go to whichever thread takes them).
-    package mutating func nextEvents(for id: SubscriptionID) -> [SubscriptionEvent]? {
-        guard let queued = undelivered[id]?.takeAll() else {
-            undelivered[id] = nil
-            return nil
-        }
-        return queued
+        return (requests, deliveries)
     }
 
     // MARK: Streams
 
     package mutating func add(_ id: SubscriptionID, _ outlet: StreamOutlet) {
-        streams[id] = Stream(outlet: outlet)
+        streams[id] = outlet
     }
 
     mutating func remove(_ id: SubscriptionID) { streams.removeValue(forKey: id) }
@@ -163,23 +111,18 @@ package struct AsyncLocationStateMachine {
     package var streamIDs: [SubscriptionID] { Array(streams.keys) }
 
     /// ``AsyncLocationManager/stop()``: every request, stream and observation stream, taken out to be ended. A
-    /// stream whose end is on its way (its `.ended` came ahead of fixes still on another thread, or the manager
-    /// ended it before: `endedBefore`) stays, to end when its last notices arrive. A stream another thread is
-    /// passing fixes to gets its end queued behind them, for that thread to pass on.
-    package mutating func takeAll(keeping endedBefore: Set<SubscriptionID> = []) -> (
+    /// stream whose end the manager decided (`endedByTheManager`: it ended it, now or before) stays, to end when
+    /// its last notices arrive; the others (not yet subscribed) are finished by the caller.
+    package mutating func takeAll(keeping endedByTheManager: Set<SubscriptionID> = []) -> (
         requests: [(SubscriptionID, Waiter)], streams: [StreamOutlet], observations: [@Sendable () -> Void]
     ) {
-        let endsLater = streams.filter { $0.value.isEnding || endedBefore.contains($0.key) }
-        var ending: [StreamOutlet] = []
-        for (id, stream) in streams where endsLater[id] == nil {
-            if undelivered[id]?.isClaimed == true { undelivered[id]?.append(.ended(nil)) } else { ending.append(stream.outlet) }
-        }
+        let ending = streams.filter { !endedByTheManager.contains($0.key) }
         defer {
             waiters.removeAll()
-            streams = endsLater
+            streams = streams.filter { endedByTheManager.contains($0.key) }
             observations.removeAll()
         }
-        return (waiters.map { ($0.key, $0.value) }, ending, Array(observations.values))
+        return (waiters.map { ($0.key, $0.value) }, Array(ending.values), Array(observations.values))
     }
 
     /// When the manager value goes: only observation streams can be left (a request or a stream keeps it).

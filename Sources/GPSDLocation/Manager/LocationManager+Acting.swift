@@ -65,21 +65,25 @@ extension LocationManager {
     }
 
     /// Ends the subscriptions `ids` as their consumer stops: what each held back, then its end, is decided and
-    /// handed to its consumer. Returns the ids whose end was decided before this call, on another thread: their
-    /// last notices may still be on their way.
+    /// handed to its consumer (by this thread, or by one handing that consumer's notices over now). Returns the ids
+    /// whose end the manager decided, now or before: their consumer gets it (the others were only reserved).
     @discardableResult
     package func endSubscriptions(_ ids: [SubscriptionID]) -> [SubscriptionID] {
         modifyStateAndRunActions { state in
-            let (actions, endedBefore) = state.machine.endSubscriptions(ids)
-            return (endedBefore, actions)
+            let (actions, ended) = state.machine.endSubscriptions(ids)
+            return (ended, actions)
         }
     }
 
-    /// Registers an observer told of satellite counts, status changes and the end of sessions, synchronously
-    /// on the thread that carries the decision out, never under the manager's lock. Observing does not open a
-    /// session. Returns its id and the status now, numbered as an observation.
-    package func addObserver(_ observer: @escaping @Sendable (Observation) -> Void) -> (id: Int, status: Observation) {
-        modifyStateAndRunActions { ($0.machine.addObserver(observer), []) }
+    /// Registers an observer told of satellite counts, status changes and the end of sessions, in the order
+    /// decided, one call at a time, on a thread that carries decisions out, never under the manager's lock; with
+    /// `startingWithStatus`, the status now first (perhaps before this returns). Observing does not open a session.
+    /// Returns its id.
+    @discardableResult
+    package func addObserver(
+        startingWithStatus: Bool = false, _ observer: @escaping @Sendable (ManagerEvent) -> Void
+    ) -> Int {
+        modifyStateAndRunActions { $0.machine.addObserver(observer, startingWithStatus: startingWithStatus) }
     }
 
     package func removeObserver(_ id: Int) {
@@ -142,10 +146,11 @@ extension LocationManager {
                 // replay waits while too many are queued.
                 delegatePacing?.handedOn()
                 delegateQueue.async { [weak self] in self?.callDelegate() }
-            case .notify(let consumer, let events):
-                consumer.receive(events)
-            case .observe(let observers, let observation):
-                for observer in observers { observer(observation) }
+            case .notify(let consumer, let notices):
+                // This thread took the hand-over: it hands `consumer` its notices until none is left.
+                storage.hand(notices, to: consumer)
+            case .observe(let observers, let event):
+                for (id, observer) in observers { storage.tell(event, to: observer, id: id) }
             case .scheduleRequestTimeout(let request, let delay):
                 schedule(after: delay) { $0.requestTimedOut(request) }
             case .scheduleReconnect(let timer, let delay):

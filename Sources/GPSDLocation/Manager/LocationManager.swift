@@ -110,8 +110,9 @@ public final class LocationManager: Sendable {
         self.server = server
         self.clock = clock
         self.delegateQueue = delegateQueue ?? DispatchQueue(label: "GPSDLocation.LocationManager.delegate")
-        self.storage = ManagerStorage(.init(machine: LocationManagerStateMachine(
-            requestTimeout: Self.defaultRequestTimeout, jitterSeed: jitterSeed)))
+        self.storage = ManagerStorage(
+            .init(machine: LocationManagerStateMachine(requestTimeout: Self.defaultRequestTimeout, jitterSeed: jitterSeed)),
+            pacing: source.backpressure?.join())
         self.delegatePacing = source.backpressure?.join()
     }
 

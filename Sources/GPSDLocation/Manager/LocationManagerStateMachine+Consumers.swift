@@ -59,18 +59,22 @@ extension LocationManagerStateMachine {
         return (ended, demandChanged())
     }
 
-    /// Ends the live subscriptions `ids` for their consumer (``SubscriptionTable/endSubscriptions(_:)``).
-    mutating func endSubscriptions(_ ids: [SubscriptionID]) -> (actions: [Action], endedBefore: [SubscriptionID]) {
-        let (notifications, endedBefore) = subscriptions.endSubscriptions(ids)
-        return (notifications.actions + demandChanged(), endedBefore)
+    /// Ends the live subscriptions `ids` for their consumer (``SubscriptionTable/endSubscriptions(_:)``); returns
+    /// the ids whose end was decided, now or before.
+    mutating func endSubscriptions(_ ids: [SubscriptionID]) -> (actions: [Action], ended: [SubscriptionID]) {
+        let (notifications, ended) = subscriptions.endSubscriptions(ids)
+        return (notifications.actions + demandChanged(), ended)
     }
 
     // MARK: Observers
 
-    /// Registers an observer; returns its id and the status now (which it has not been told), as an observation
-    /// numbered like the others.
-    mutating func addObserver(_ observer: @escaping SubscriptionTable.Observer) -> (id: Int, status: Observation) {
-        subscriptions.addObserver(observer, status: status.current)
+    /// Registers an observer; returns its id, and with `startingWithStatus` tells it the status now, before
+    /// anything decided later.
+    mutating func addObserver(
+        _ observer: @escaping SubscriptionTable.Observer, startingWithStatus: Bool
+    ) -> (id: Int, actions: [Action]) {
+        let id = subscriptions.addObserver(observer)
+        return (id, startingWithStatus ? [.observe(subscriptions.observers(only: id), .status(status.current))] : [])
     }
 
     mutating func removeObserver(_ id: Int) {

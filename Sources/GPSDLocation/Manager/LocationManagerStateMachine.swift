@@ -32,7 +32,8 @@ struct LocationManagerStateMachine {
         /// Tell the delegate its desired accuracy has rejected every fix for the stale timeout.
         case reportRejection(FixRejection, generation: Int)
         case notify(any SubscriptionConsumer, [SubscriptionNotice])
-        case observe([SubscriptionTable.Observer], Observation)
+        /// Tell these observers of an event.
+        case observe([(id: Int, observer: SubscriptionTable.Observer)], ManagerEvent)
         case scheduleRequestTimeout(request: Int, after: Duration)
         case scheduleReconnect(timer: Int, after: Duration)
         case scheduleWatchdog(timer: Int, after: Duration)
@@ -89,8 +90,9 @@ struct LocationManagerStateMachine {
             + (subscriptions.delegateSubscribed ? [.reportStatus(new, generation: subscriptions.generation)] : [])
     }
 
-    mutating func observe(_ event: ManagerEvent) -> [Action] {
-        subscriptions.observe(event).map { [.observe($0.observers, $0.1)] } ?? []
+    func observe(_ event: ManagerEvent) -> [Action] {
+        let observers = subscriptions.observers()
+        return observers.isEmpty ? [] : [.observe(observers, event)]
     }
 
     /// The end of subscriptions, as actions: the consumers' notices, then the delegate's failure.

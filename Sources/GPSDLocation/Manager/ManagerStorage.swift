@@ -4,8 +4,15 @@ import GPSDSystem
 
 /// A ``LocationManager``'s state and the one lock that guards it: the only place that takes the lock (as
 /// `ChannelStorage` is in swift-async-algorithms). What is decided under it comes back as actions, which the
-/// manager carries out after unlocking (``LocationManager/modifyStateAndRunActions(_:)``); delegate calls are
-/// queued in the order they were decided before the lock is released.
+/// manager carries out after unlocking (``LocationManager/modifyStateAndRunActions(_:)``).
+///
+/// Order is kept where it is decided. Before the lock is released, delegate calls join the outbox, and each
+/// consumer's notices (and each observer's events) join that consumer's queue, in the order decided. One thread
+/// at a time hands a consumer its notices: the thread that decides some while nobody is handing that consumer's
+/// over takes the hand-over (its action carries them), and after each batch takes what was queued meanwhile
+/// (``hand(_:to:)``), until none is left; a thread that decides some while another hands them over leaves
+/// them queued for it. So a consumer gets its notices in the order decided, one batch at a time, whichever
+/// threads decided them.
 final class ManagerStorage: Sendable {
     typealias Action = LocationManagerStateMachine.Action
 
@@ -23,12 +30,72 @@ final class ManagerStorage: Sendable {
         var transitionThread: UInt?
         /// Sessions closed on their own thread, which cannot wait for itself: another thread joins them later.
         var unjoined: [any SourceSession] = []
+        /// The consumers a thread is handing notices to now, with the notices decided for each meanwhile.
+        var handOvers: [ObjectIdentifier: [SubscriptionNotice]] = [:]
+        /// The same for observers, by id.
+        var observerHandOvers: [Int: [ManagerEvent]] = [:]
+
+        /// Queues the notices and observations among `actions`: those for a consumer (an observer) that another
+        /// thread is handing over to are left to it and dropped from the actions; the others' hand-over is taken
+        /// by the actions, which the deciding thread carries out.
+        /// Returns how many notices it left to other threads.
+        ///
+        /// A hand-over is taken where it is decided, so that decisions on two threads cannot swap; so it is held from
+        /// here until the action is carried out. A list never has notices after a session's opening or closing
+        /// (which may wait for a thread), lest that hold the consumer's notices back meanwhile: checked here.
+        mutating func route(_ actions: inout [Action]) -> Int {
+            var left = 0
+            var opensOrCloses = false
+            var index = actions.startIndex
+            while index < actions.endIndex {
+                switch actions[index] {
+                case .openSession, .closeSession: opensOrCloses = true
+                case .notify(let consumer, let notices):
+                    assert(!opensOrCloses, "notices after a session's opening or closing")
+                    let key = ObjectIdentifier(consumer)
+                    if handOvers[key] != nil {
+                        handOvers[key]!.append(contentsOf: notices)
+                        left += notices.count
+                        actions.remove(at: index)
+                        continue
+                    }
+                    handOvers[key] = []
+                case .observe(let observers, let event):
+                    assert(!opensOrCloses, "observations after a session's opening or closing")
+                    var taken: [(id: Int, observer: SubscriptionTable.Observer)] = []
+                    for (id, observer) in observers {
+                        if observerHandOvers[id] != nil {
+                            observerHandOvers[id]!.append(event)
+                            left += 1
+                        } else {
+                            observerHandOvers[id] = []
+                            taken.append((id, observer))
+                        }
+                    }
+                    if taken.isEmpty {
+                        actions.remove(at: index)
+                        continue
+                    }
+                    if taken.count != observers.count { actions[index] = .observe(taken, event) }
+                default: break
+                }
+                index += 1
+            }
+            return left
+        }
     }
 
     private let state: Locked<State>
+    /// A replay's account of the notices left queued for a thread handing them over: they are not in any
+    /// consumer's buffer yet, and a replay must not run ahead of them. `nil` for a live source.
+    private let queuedPacing: PacedConsumer?
 
-    init(_ state: State) {
+    /// - Parameters:
+    ///   - state: the state to start from.
+    ///   - pacing: for a replay, the account of the notices queued for hand-over.
+    init(_ state: State, pacing: PacedConsumer? = nil) {
         self.state = Locked(state)
+        queuedPacing = pacing
     }
 
     /// Runs `body` under the lock, and notes what it decided: its delegate calls are queued in the order decided,
@@ -36,8 +103,11 @@ final class ManagerStorage: Sendable {
     /// unsubscribe that hands its closing to a thread of its own says so after, ``LocationManager/unsubscribe(_:)``).
     func decide<Result>(_ body: (inout State) -> (Result, [Action])) -> (Result, [Action]) {
         state.withLock { state in
-            let (result, actions) = body(&state)
+            var (result, actions) = body(&state)
             state.outbox.queue(actions)
+            // Counted under the lock, before a hand-over can take them (the account's lock never takes this one).
+            let left = state.route(&actions)
+            if left > 0 { queuedPacing?.handedOn(left) }
             if actions.contains(where: \.opensOrClosesASession) {
                 state.transitionThread = SystemThread.currentID
             } else if !state.machine.session.isHalfway(upTo: .max) {
@@ -50,6 +120,58 @@ final class ManagerStorage: Sendable {
     /// ``decide(_:)`` of an input of the state machine alone.
     func decide(_ input: (inout LocationManagerStateMachine) -> [Action]) -> [Action] {
         decide { state in ((), input(&state.machine)) }.1
+    }
+
+    /// For the thread that took the hand-over of `consumer` (its action carries `notices`): hands it them, then
+    /// what is decided for it meanwhile, batch by batch, until none is left, and the hand-over ends.
+    func hand(_ notices: [SubscriptionNotice], to consumer: any SubscriptionConsumer) {
+        var notices = notices
+        while true {
+            consumer.receive(notices)
+            guard let next = nextNotices(for: consumer) else { return }
+            notices = next
+        }
+    }
+
+    /// ``hand(_:to:)`` for observer `id`, told one event at a time.
+    func tell(_ event: ManagerEvent, to observer: SubscriptionTable.Observer, id: Int) {
+        observer(event)
+        while let next = nextEvents(forObserver: id) {
+            for event in next { observer(event) }
+        }
+    }
+
+    /// The notices decided for `consumer` while this thread handed it others; or `nil` when there are none, and the
+    /// hand-over ends (the next notices go to whichever thread decides them).
+    private func nextNotices(for consumer: any SubscriptionConsumer) -> [SubscriptionNotice]? {
+        state.withLock { state in
+            let key = ObjectIdentifier(consumer)
+            guard let queued = state.handOvers[key], !queued.isEmpty else {
+                state.handOvers[key] = nil
+                return nil
+            }
+            state.handOvers[key] = []
+            queuedPacing?.took(queued.count)
+            return queued
+        }
+    }
+
+    /// ``nextNotices(for:)`` for observer `id`.
+    private func nextEvents(forObserver id: Int) -> [ManagerEvent]? {
+        state.withLock { state in
+            guard let queued = state.observerHandOvers[id], !queued.isEmpty else {
+                state.observerHandOvers[id] = nil
+                return nil
+            }
+            state.observerHandOvers[id] = []
+            queuedPacing?.took(queued.count)
+            return queued
+        }
+    }
+
+    /// Whether a thread is handing `consumer` its notices now: for tests.
+    func isHandingOver(to consumer: any SubscriptionConsumer) -> Bool {
+        state.withLock { $0.handOvers[ObjectIdentifier(consumer)] != nil }
     }
 
     /// Reads the state.

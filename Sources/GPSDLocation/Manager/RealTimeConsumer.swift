@@ -5,54 +5,15 @@ import GPSDSystem
 /// it calls the handler with each fix, and `onEnd` with the end, synchronously on the thread that hands the
 /// notices over, with no queue and no task in between.
 ///
-/// Notices decided on two threads (fixes on the session's, the end on a caller's or a timer's) can arrive out of
-/// order, and at the same time. Under its lock the consumer puts them back in the order decided (each notice's
-/// number) and lets one thread at a time pass events on: a thread that finds another passing events leaves its
-/// own in ``State/due`` for that one, and returns. The lock is never held while the handler runs. Once the end has
-/// been passed on, nothing more is called (``isFinished``), which `RealTimeSubscription.cancel()` waits for.
+/// The manager hands a consumer its notices in the order decided, one batch at a time (``SubscriptionConsumer``),
+/// so calls never overlap and need no putting in order here. Once the end has been passed on, nothing more is
+/// called (``isFinished``), which `RealTimeSubscription.cancel()` waits for.
 final class RealTimeConsumer: SubscriptionConsumer {
     private struct State {
-        /// The number of the last notice taken in, in order.
-        var received: UInt64 = 0
-        /// Notices that arrived ahead of one decided before them, by number.
-        var early: [UInt64: SubscriptionEvent] = [:]
-        /// Events in order and not passed on yet, while a thread is passing events on.
-        var due: [SubscriptionEvent] = []
-        /// The thread passing events on now: it passes on what other threads leave in `due`.
-        var deliverer: UInt?
-        /// Whether the end has been taken in: nothing after it is.
-        var endTaken = false
-        /// Whether the end has been passed on and no thread passes anything on any more.
+        /// Whether the end has been passed on: nothing more is called.
         var isFinished = false
         /// How many threads wait in ``RealTimeConsumer/waitUntilFinished()``.
         var waiting = 0
-
-        /// Takes `notice` in: it, and the early ones it was the last missing before, go to `due`.
-        mutating func takeIn(_ notice: SubscriptionNotice) {
-            guard !endTaken else { return }
-            guard notice.number == received + 1 else {
-                early[notice.number] = notice.event
-                return
-            }
-            accept(notice.event)
-            while !endTaken, !early.isEmpty, let event = early.removeValue(forKey: received + 1) { accept(event) }
-        }
-
-        private mutating func accept(_ event: SubscriptionEvent) {
-            received += 1
-            due.append(event)
-            if case .ended = event { endTaken = true }
-        }
-
-        /// Whether `notices` follow on at once from what was taken in, with nothing due or early: the usual case,
-        /// which needs no copy.
-        func followsOn(_ notices: [SubscriptionNotice]) -> Bool {
-            guard due.isEmpty, early.isEmpty, !endTaken else { return false }
-            for (offset, notice) in notices.enumerated() where notice.number != received + 1 + UInt64(offset) {
-                return false
-            }
-            return true
-        }
     }
 
     /// Whether the calling thread is inside a real-time handler or `onEnd` (of any subscription): there,
@@ -86,45 +47,10 @@ final class RealTimeConsumer: SubscriptionConsumer {
     }
 
     func receive(_ notices: [SubscriptionNotice]) {
-        let thread = SystemThread.currentID
-        // In order and nobody passing events on, as nearly always: this thread passes these notices on as they
-        // are. Otherwise they are put in order, and this thread passes on what is due unless another does.
-        let inOrder = state.withLock { state -> Bool? in
-            if state.deliverer == nil, state.followsOn(notices) {
-                state.received += UInt64(notices.count)
-                if case .ended? = notices.last?.event { state.endTaken = true }
-                state.deliverer = thread
-                return true
-            }
-            for notice in notices { state.takeIn(notice) }
-            guard state.deliverer == nil, !state.due.isEmpty else { return nil }
-            state.deliverer = thread
-            return false
-        }
-        guard let inOrder else { return }
         Self.insideCall.whileSet {
-            if inOrder {
-                for notice in notices { pass(notice.event) }
-            }
-            // What is due now: left by other threads meanwhile, or put in order above.
-            while let events = takeDue() {
-                for event in events { pass(event) }
-            }
+            for notice in notices { pass(notice.event) }
         }
-    }
-
-    /// For the thread passing events on: the events due, or `nil` when none is (it stops passing events on, and
-    /// the next thread with notices does).
-    private func takeDue() -> [SubscriptionEvent]? {
-        state.withLock { state in
-            guard !state.due.isEmpty else {
-                state.deliverer = nil
-                if state.endTaken { state.isFinished = true }
-                return nil
-            }
-            defer { state.due = [] }
-            return state.due
-        }
+        if case .ended? = notices.last?.event { state.withLock { $0.isFinished = true } }
     }
 
     private func pass(_ event: SubscriptionEvent) {

@@ -62,25 +62,22 @@ package struct SubscriptionRequest: Sendable, Equatable {
     package var headingFilter: Double?
 }
 
-/// Receives the events of its subscriptions a batch at a time: everything one report (a fix, a failure) means
-/// for them, in one call, synchronously on the thread that handled the report, never under the manager's lock.
-/// One batch lets a consumer settle all its subscriptions at once, so a report and a concurrent stop cannot
-/// split them. Batches decided on two threads (a report on the session's, an ending on the caller's) can arrive
-/// out of order: each notice's number puts a subscription's events back in the order decided. Must not block.
+/// Receives the events of its subscriptions a batch at a time: everything one decision (a read's reports, a
+/// failure, a stop) means for them, in one call, never under the manager's lock. The manager queues each
+/// consumer's notices in the order it decides them, under its lock, and hands them over one thread at a time: a
+/// consumer gets its notices in that order, and never two batches at once. (A thread that decides notices while
+/// another is handing that consumer's over leaves them to it.) Must not block.
 package protocol SubscriptionConsumer: AnyObject, Sendable {
     func receive(_ notices: [SubscriptionNotice])
 }
 
-/// One event for one subscription, numbered: a subscription's events are numbered 1, 2, 3, … in the order the
-/// manager decided them.
+/// One event for one subscription.
 package struct SubscriptionNotice: Sendable, Equatable {
     package var id: SubscriptionID
-    package var number: UInt64
     package var event: SubscriptionEvent
 
-    package init(id: SubscriptionID, number: UInt64, event: SubscriptionEvent) {
+    package init(id: SubscriptionID, event: SubscriptionEvent) {
         self.id = id
-        self.number = number
         self.event = event
     }
 }
@@ -109,14 +106,6 @@ package enum SubscriptionEvent: Sendable, Equatable {
     case status(LocationStatus)
     /// A heading that passed the subscription's filter (for a subscription that takes headings).
     case heading(Heading)
-}
-
-/// What an observer is told: an event, numbered in the order the manager decided it. Observers are called
-/// after the manager's lock is released, by whichever thread carries the decision out, so two can arrive out of
-/// order; a later number was decided later.
-package struct Observation: Sendable {
-    package var event: ManagerEvent
-    package var sequence: UInt64
 }
 
 /// A live subscription that was given back: what it had seen.

@@ -51,7 +51,7 @@ extension SubscriptionTable {
                 switch subscriptions.values[index].consumer {
                 case .delegate: delivery.toDelegate = true
                 case .consumer(let consumer, _):
-                    delivery.notifications.add(.location(location), for: id, of: &subscriptions.values[index], to: consumer)
+                    delivery.notifications.add(.location(location), for: id, to: consumer)
                 }
             } else if case .delegate = subscriptions.values[index].consumer {
                 guard location.meets(desiredAccuracy: accuracy),
@@ -125,7 +125,7 @@ extension SubscriptionTable {
         guard location.meets(desiredAccuracy: accuracy),
               location.passes(distanceFilter: distance, since: subscriptions.values[index].lastDelivered) else { return }
         subscriptions.values[index].lastDelivered = location
-        notifications.add(.location(location), for: subscriptions.keys[index], of: &subscriptions.values[index], to: consumer)
+        notifications.add(.location(location), for: subscriptions.keys[index], to: consumer)
     }
 
     /// Keeps count of how long the continuous subscription at `index` has rejected every fix for its accuracy, and
@@ -155,7 +155,7 @@ extension SubscriptionTable {
             case .delegate: delivery.rejectionToDelegate = rejection
             case .consumer(let consumer, _):
                 delivery.notifications.add(
-                    .rejected(rejection), for: subscriptions.keys[index], of: &subscriptions.values[index], to: consumer)
+                    .rejected(rejection), for: subscriptions.keys[index], to: consumer)
             }
         }
         subscriptions.values[index].rejecting = rejecting
@@ -168,7 +168,7 @@ extension SubscriptionTable {
         guard let rejecting = subscriptions.values[index].rejecting else { return }
         subscriptions.values[index].rejecting = nil
         if rejecting.told, case .consumer(let consumer, _) = subscriptions.values[index].consumer {
-            notifications.add(.rejectionEnded, for: subscriptions.keys[index], of: &subscriptions.values[index], to: consumer)
+            notifications.add(.rejectionEnded, for: subscriptions.keys[index], to: consumer)
         }
     }
 

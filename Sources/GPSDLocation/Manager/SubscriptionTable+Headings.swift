@@ -26,7 +26,7 @@ extension SubscriptionTable {
             switch subscriptions.values[index].consumer {
             case .delegate: delivery.toDelegate = true
             case .consumer(let consumer, _):
-                delivery.notifications.add(.heading(heading), for: subscriptions.keys[index], of: &subscriptions.values[index], to: consumer)
+                delivery.notifications.add(.heading(heading), for: subscriptions.keys[index], to: consumer)
             }
         }
         return delivery

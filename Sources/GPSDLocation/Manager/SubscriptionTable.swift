@@ -6,7 +6,8 @@ import GPSDCore
 /// returns what it causes (notices for consumers in ``Notifications``, whether the delegate is called), and
 /// ``LocationManagerStateMachine`` carries it out. A session is wanted while the table is not empty.
 struct SubscriptionTable {
-    typealias Observer = @Sendable (Observation) -> Void
+    /// Told of each ``ManagerEvent`` in the order decided, one call at a time (``ManagerStorage``).
+    typealias Observer = @Sendable (ManagerEvent) -> Void
 
     /// The delegate's filters: the manager's ``LocationManager/desiredAccuracy`` and
     /// ``LocationManager/distanceFilter``.
@@ -21,8 +22,6 @@ struct SubscriptionTable {
     private var reserved: Set<SubscriptionID> = []
     private var nextID = SubscriptionID.firstReservable
     private var observers: [Int: Observer] = [:]
-    /// How many observations were decided: each is numbered.
-    private var observationCount: UInt64 = 0
     /// The number of the delegate's newest one-shot request, so that a late timeout of an earlier one is ignored.
     private var delegateRequestNumber = 0
     /// Bumped by ``stopDelegate()``: deliveries to the delegate decided before it are dropped.
@@ -113,25 +112,26 @@ struct SubscriptionTable {
 
     /// Ends the live subscriptions `ids` for their consumer (it stops): each gets the epochs it held back
     /// (``EpochDelivery/oncePerEpoch``), then `.ended(nil)`, in one batch, so no delivery decided later can reach
-    /// it. Also returns the ids whose end was decided before (by the source's end, a failure, or another stop):
-    /// their last notices are on their way from another thread.
-    mutating func endSubscriptions(_ ids: [SubscriptionID]) -> (Notifications, endedBefore: [SubscriptionID]) {
+    /// it. Also returns the ids whose end was decided, now or before (by the source's end, a failure, or another
+    /// stop): all but those only reserved, whose consumer is told nothing.
+    mutating func endSubscriptions(_ ids: [SubscriptionID]) -> (Notifications, ended: [SubscriptionID]) {
         var notifications = Notifications()
-        var endedBefore: [SubscriptionID] = []
+        var ended: [SubscriptionID] = []
         for id in ids.sorted() {
             guard let index = subscriptions.index(forKey: id) else {
-                if !reserved.contains(id) { endedBefore.append(id) }
+                if !reserved.contains(id) { ended.append(id) }
                 continue
             }
             guard case .consumer(let consumer, _) = subscriptions.values[index].consumer else { continue }
+            ended.append(id)
             for key in subscriptions.values[index].heldEpochs.keys.sorted() {
                 guard let pending = subscriptions.values[index].heldEpochs[key]?.pending else { continue }
                 passOn(pending, at: index, into: &notifications)
             }
-            notifications.add(.ended(nil), for: id, of: &subscriptions.values[index], to: consumer)
+            notifications.add(.ended(nil), for: id, to: consumer)
             subscriptions.remove(at: index)
         }
-        return (notifications, endedBefore)
+        return (notifications, ended)
     }
 
     // MARK: Connection and ends
@@ -153,7 +153,7 @@ struct SubscriptionTable {
     mutating func endAll(with error: LocationError?, latest: Location?) -> Ending {
         var ending = Ending()
         flushHeldEpochs(into: &ending.notifications)
-        for (id, var subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
+        for (id, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
             switch subscription.consumer {
             case .delegate:
                 if let error {
@@ -165,7 +165,7 @@ struct SubscriptionTable {
             case .consumer(let consumer, _):
                 let reason = error ?? (subscription.isOneShot ? LocationError(
                     .locationUnknown, "the source ended before a fix", bestLocation: subscription.best) : nil)
-                ending.notifications.add(.ended(reason), for: id, of: &subscription, to: consumer)
+                ending.notifications.add(.ended(reason), for: id, to: consumer)
             }
         }
         subscriptions.removeAll()
@@ -177,11 +177,11 @@ struct SubscriptionTable {
     mutating func endRequestsThatNeverConnected(with error: LocationError) -> Ending {
         var ending = Ending()
         let failing = subscriptions.filter { $0.value.isOneShot && !$0.value.sawConnection }
-        for (id, var subscription) in failing.sorted(by: { $0.key < $1.key }) {
+        for (id, subscription) in failing.sorted(by: { $0.key < $1.key }) {
             subscriptions[id] = nil
             switch subscription.consumer {
             case .delegate: ending.delegateFailure = error
-            case .consumer(let consumer, _): ending.notifications.add(.ended(error), for: id, of: &subscription, to: consumer)
+            case .consumer(let consumer, _): ending.notifications.add(.ended(error), for: id, to: consumer)
             }
         }
         return ending
@@ -198,31 +198,28 @@ struct SubscriptionTable {
             guard id == nil || subscriptions.keys[index] == id,
                   case .consumer(let consumer, let request) = subscriptions.values[index].consumer, request.followsStatus
             else { continue }
-            notifications.add(.status(status), for: subscriptions.keys[index], of: &subscriptions.values[index], to: consumer)
+            notifications.add(.status(status), for: subscriptions.keys[index], to: consumer)
         }
         return notifications
     }
 
     // MARK: Observers
 
-    /// Registers an observer; returns its id and the status now (which it has not been told), as an observation
-    /// numbered like the others.
-    mutating func addObserver(_ observer: @escaping Observer, status: LocationStatus) -> (id: Int, status: Observation) {
+    /// Registers an observer; returns its id.
+    mutating func addObserver(_ observer: @escaping Observer) -> Int {
         defer { nextID += 1 }
         observers[nextID] = observer
-        observationCount += 1
-        return (nextID, Observation(event: .status(status), sequence: observationCount))
+        return nextID
     }
 
     mutating func removeObserver(_ id: Int) {
         observers.removeValue(forKey: id)
     }
 
-    /// `event`, numbered, and the observers to tell; `nil` if nobody observes.
-    mutating func observe(_ event: ManagerEvent) -> (observers: [Observer], Observation)? {
-        guard !observers.isEmpty else { return nil }
-        observationCount += 1
-        return (Array(observers.values), Observation(event: event, sequence: observationCount))
+    /// The observers to tell of an event, with their ids; `only` that one, if given.
+    func observers(only id: Int? = nil) -> [(id: Int, observer: Observer)] {
+        if let id { return observers[id].map { [(id, $0)] } ?? [] }
+        return observers.map { ($0.key, $0.value) }
     }
 }
 
@@ -233,13 +230,9 @@ struct Notifications {
     private var first: (consumer: any SubscriptionConsumer, notice: SubscriptionNotice)?
     private var rest: [(consumer: any SubscriptionConsumer, notice: SubscriptionNotice)] = []
 
-    /// Adds `event` for subscription `id`, numbered after the last event `subscription` was given.
-    mutating func add(
-        _ event: SubscriptionEvent, for id: SubscriptionID, of subscription: inout Subscription,
-        to consumer: any SubscriptionConsumer
-    ) {
-        subscription.notices += 1
-        let notice = SubscriptionNotice(id: id, number: subscription.notices, event: event)
+    /// Adds `event` for subscription `id` of `consumer`.
+    mutating func add(_ event: SubscriptionEvent, for id: SubscriptionID, to consumer: any SubscriptionConsumer) {
+        let notice = SubscriptionNotice(id: id, event: event)
         if first == nil { first = (consumer, notice) } else { rest.append((consumer, notice)) }
     }
 
@@ -281,8 +274,6 @@ struct Subscription {
     /// For a one-shot request: whether a session has connected since it subscribed. One that never saw a
     /// connection fails with the first failed attempt; one whose connection dropped waits for the next.
     var sawConnection = false
-    /// How many events have been decided for its consumer: the number of the last ``SubscriptionNotice``.
-    var notices: UInt64 = 0
     /// The last fix delivered, for the distance filter.
     var lastDelivered: Location?
     /// The last heading delivered, for the heading filter.

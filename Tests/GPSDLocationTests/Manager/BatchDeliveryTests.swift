@@ -5,11 +5,11 @@ import GPSDTestSupport
 import Testing
 
 /// Reports that came together (one read) are decided under one lock and handed to each consumer in one batch,
-/// so its stream wakes once for all of them: in order, numbered, nothing lost, nothing moved across a session's
+/// so its stream wakes once for all of them: in order, nothing lost, nothing moved across a session's
 /// opening or closing.
 @Suite("Batch delivery", .timeLimit(.minutes(1)))
 struct BatchDeliveryTests {
-    @Test func fixesOfOneReadReachAConsumerAsOneNumberedBatch() async throws {
+    @Test func fixesOfOneReadReachAConsumerAsOneBatchInOrder() async throws {
         let rig = AsyncRig()
         let recorder = BatchRecorder()
         let id = rig.gps.manager.reserveSubscription()
@@ -21,7 +21,6 @@ struct BatchDeliveryTests {
 
         let batches = recorder.batches
         #expect(batches.map(\.count) == [4, 1])
-        #expect(batches.joined().map(\.number) == [1, 2, 3, 4, 5])
         #expect(batches.joined().map(\.event) == (fixes + [Location.sample(second: 5)]).map { .location($0) })
         #expect(rig.gps.manager.statistics.skippedLines == 1)
         rig.gps.manager.unsubscribe(id)
@@ -82,13 +81,13 @@ struct BatchDeliveryTests {
 
     @Test func noticesForOneConsumerJoinItsBatchAcrossObservationsAndDelegateCalls() {
         let (first, second) = (BatchRecorder(), BatchRecorder())
-        let id = SubscriptionID(rawValue: 7)
+        // Told apart by their ids.
         func notice(_ number: Int) -> SubscriptionNotice {
-            SubscriptionNotice(id: id, number: UInt64(number), event: .location(.sample(second: number)))
+            SubscriptionNotice(id: SubscriptionID(rawValue: number), event: .location(.sample(second: number)))
         }
         var batch = ActionBatch()
         batch.append(.notify(first, [notice(1)]))
-        batch.append(.observe([], Observation(event: .status(.stopped), sequence: 1)))
+        batch.append(.observe([], .status(.stopped)))
         batch.append(.notify(second, [notice(1)]))
         batch.append(.deliver([.sample(second: 2)], generation: 0))
         batch.append(.notify(first, [notice(2), notice(3)]))
@@ -98,15 +97,15 @@ struct BatchDeliveryTests {
         func describe(_ action: LocationManagerStateMachine.Action) -> String {
             guard case .notify(let consumer, let notices) = action else { return Self.describe(action) }
             let name = consumer === first ? "first" : consumer === second ? "second" : "other"
-            return "notify \(name) " + notices.map { String($0.number) }.joined(separator: ",")
+            return "notify \(name) " + notices.map { String($0.id.rawValue) }.joined(separator: ",")
         }
         #expect(batch.actions.map(describe) == ["notify first 1,2,3,4", "observe", "notify second 1", "deliver", "deliver heading"])
     }
 
     @Test func noticesNeverMoveAcrossAnOpeningAClosingARequestOrATimer() {
         let recorder = BatchRecorder()
-        func notice(_ number: UInt64) -> SubscriptionNotice {
-            SubscriptionNotice(id: SubscriptionID(rawValue: 1), number: number, event: .location(.sample(second: 1)))
+        func notice(_ number: Int) -> SubscriptionNotice {
+            SubscriptionNotice(id: SubscriptionID(rawValue: number), event: .location(.sample(second: 1)))
         }
         for barrier: LocationManagerStateMachine.Action in [
             .openSession(number: 2), .closeSession(number: 1, NoSession()), .requestHeldFix(NoSession()),
@@ -124,10 +123,10 @@ struct BatchDeliveryTests {
         }
     }
 
-    /// An action's kind, and for a notification the numbers of its notices.
+    /// An action's kind, and for a notification the ids of its notices.
     private static func describe(_ action: LocationManagerStateMachine.Action) -> String {
         switch action {
-        case .notify(_, let notices): "notify " + notices.map { String($0.number) }.joined(separator: ",")
+        case .notify(_, let notices): "notify " + notices.map { String($0.id.rawValue) }.joined(separator: ",")
         case .openSession: "open"
         case .closeSession: "close"
         case .requestHeldFix: "request held fix"

@@ -288,9 +288,9 @@ extension EpochDeliveryTests {
         // Numbered in the order decided, so a consumer that gets the end first (on stop()'s thread) can wait
         // for the fix still on its way from the session's thread.
         #expect(recorder.notices == [
-            SubscriptionNotice(id: id, number: 1, event: .location(Location.sample(second: 1))),
-            SubscriptionNotice(id: id, number: 2, event: .location(partial(2))),
-            SubscriptionNotice(id: id, number: 3, event: .ended(nil)),
+            SubscriptionNotice(id: id, event: .location(Location.sample(second: 1))),
+            SubscriptionNotice(id: id, event: .location(partial(2))),
+            SubscriptionNotice(id: id, event: .ended(nil)),
         ])
         #expect(rig.gps.manager.subscriptionCount == 0)
     }

@@ -38,7 +38,7 @@ struct HeadingReplayTests {
 
     private func sessionEnd(of manager: LocationManager) -> AsyncStream<Void> {
         let (ended, end) = AsyncStream.makeStream(of: Void.self)
-        _ = manager.addObserver { if case .sessionEnded = $0.event { end.yield() } }
+        _ = manager.addObserver { if case .sessionEnded = $0 { end.yield() } }
         return ended
     }
 

@@ -37,11 +37,11 @@ struct SubscriptionTableTests {
 
     /// The same, by subscription: where the table does not order subscriptions among themselves.
     static func noticesByID(_ notifications: Notifications, for consumer: Consumer) -> [SubscriptionNotice] {
-        notices(notifications, for: consumer).sorted { ($0.id, $0.number) < ($1.id, $1.number) }
+        notices(notifications, for: consumer).sorted { $0.id < $1.id }   // stable: each id's in the order decided
     }
 
-    static func notice(_ id: SubscriptionID, _ number: UInt64, _ event: SubscriptionEvent) -> SubscriptionNotice {
-        SubscriptionNotice(id: id, number: number, event: event)
+    static func notice(_ id: SubscriptionID, _ event: SubscriptionEvent) -> SubscriptionNotice {
+        SubscriptionNotice(id: id, event: event)
     }
 
     /// The reason of an `.ended` event; `nil` for any other event, or an end without a reason.
@@ -252,21 +252,21 @@ struct SubscriptionTableTests {
         let consumer = Consumer()
         let first = try Self.subscribe(&table, .continuous(), consumer)
         let second = try Self.subscribe(&table, .oneShot(), consumer)
-        let (notifications, endedBefore) = table.endSubscriptions([second, first])
+        let (notifications, ended) = table.endSubscriptions([second, first])
         #expect(Self.notices(notifications, for: consumer) == [
-            Self.notice(first, 1, .ended(nil)), Self.notice(second, 1, .ended(nil)),
+            Self.notice(first, .ended(nil)), Self.notice(second, .ended(nil)),
         ])
-        #expect(endedBefore.isEmpty)
+        #expect(ended == [first, second])
         #expect(!table.wantsSession)
     }
 
-    @Test func endSubscriptionsNumbersTheEndAfterWhatWasDelivered() throws {
+    @Test func endSubscriptionsEndsAfterWhatWasDelivered() throws {
         var table = SubscriptionTable()
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .continuous(), consumer)
         _ = table.deliver(Location.sample(second: 1), held: false)
         _ = table.deliver(Location.sample(second: 2), held: false)
-        #expect(Self.notices(table.endSubscriptions([id]).0, for: consumer) == [Self.notice(id, 3, .ended(nil))])
+        #expect(Self.notices(table.endSubscriptions([id]).0, for: consumer) == [Self.notice(id, .ended(nil))])
     }
 
     @Test func endSubscriptionsPassesHeldEpochsOnBeforeTheEnd() throws {
@@ -278,28 +278,28 @@ struct SubscriptionTableTests {
         #expect(Self.notices(table.deliver(b, held: false).notifications, for: consumer).isEmpty)
         #expect(Self.notices(table.deliver(a, held: false).notifications, for: consumer).isEmpty)
         #expect(Self.notices(table.endSubscriptions([id]).0, for: consumer) == [
-            Self.notice(id, 1, .location(a)), Self.notice(id, 2, .location(b)), Self.notice(id, 3, .ended(nil)),
+            Self.notice(id, .location(a)), Self.notice(id, .location(b)), Self.notice(id, .ended(nil)),
         ])
     }
 
-    @Test func endSubscriptionsReportsTheIdsEndedBefore() throws {
+    @Test func endSubscriptionsReportsTheIdsEndedNowOrBeforeButNotThoseOnlyReserved() throws {
         var table = SubscriptionTable()
         let consumer = Consumer()
         let served = try Self.subscribe(&table, .oneShot(), consumer)
         let live = try Self.subscribe(&table, .continuous(), consumer)
         let reserved = table.reserve()
         #expect(table.deliver(Location.sample(second: 1), held: false).endedAny)   // ends `served`
-        let (notifications, endedBefore) = table.endSubscriptions([reserved, live, served])
-        #expect(endedBefore == [served])
-        #expect(Self.notices(notifications, for: consumer) == [Self.notice(live, 2, .ended(nil))])
+        let (notifications, ended) = table.endSubscriptions([reserved, live, served])
+        #expect(ended == [served, live].sorted())
+        #expect(Self.notices(notifications, for: consumer) == [Self.notice(live, .ended(nil))])
     }
 
     @Test func endSubscriptionsLeavesTheDelegateSubscribed() {
         var table = SubscriptionTable()
         table.startDelegateUpdates()
-        let (notifications, endedBefore) = table.endSubscriptions([.delegateUpdates])
+        let (notifications, ended) = table.endSubscriptions([.delegateUpdates])
         #expect(notifications.actions.isEmpty)
-        #expect(endedBefore.isEmpty)
+        #expect(ended.isEmpty)
         #expect(table.delegateSubscribed)
     }
 
@@ -313,7 +313,7 @@ struct SubscriptionTableTests {
         let stream = try Self.subscribe(&table, .continuous(), consumer, sawConnection: false)
         table.startDelegateUpdates()
         let ending = table.endRequestsThatNeverConnected(with: Self.failure)
-        #expect(Self.notices(ending.notifications, for: consumer) == [Self.notice(refused, 1, .ended(Self.failure))])
+        #expect(Self.notices(ending.notifications, for: consumer) == [Self.notice(refused, .ended(Self.failure))])
         #expect(ending.delegateFailure == nil)
         #expect(table.unsubscribe(refused) == nil)
         #expect(table.unsubscribe(connected) != nil)
@@ -361,7 +361,7 @@ struct SubscriptionTableTests {
         table.startDelegateUpdates()
         let ending = table.endAll(with: Self.failure, latest: nil)
         #expect(Self.notices(ending.notifications, for: consumer) == [
-            Self.notice(request, 1, .ended(Self.failure)), Self.notice(stream, 1, .ended(Self.failure)),
+            Self.notice(request, .ended(Self.failure)), Self.notice(stream, .ended(Self.failure)),
         ])
         #expect(ending.delegateFailure == Self.failure)
         #expect(!table.wantsSession)
@@ -386,7 +386,7 @@ struct SubscriptionTableTests {
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .continuous(), consumer)
         let ending = table.endAll(with: nil, latest: Location.sample(second: 1))
-        #expect(Self.notices(ending.notifications, for: consumer) == [Self.notice(id, 1, .ended(nil))])
+        #expect(Self.notices(ending.notifications, for: consumer) == [Self.notice(id, .ended(nil))])
         #expect(ending.delegateFailure == nil)
     }
 
@@ -415,7 +415,7 @@ struct SubscriptionTableTests {
         let fix = Location.sample(second: 1)
         _ = table.deliver(fix, held: false)
         #expect(Self.notices(table.endAll(with: Self.failure, latest: fix).notifications, for: consumer) == [
-            Self.notice(id, 1, .location(fix)), Self.notice(id, 2, .ended(Self.failure)),
+            Self.notice(id, .location(fix)), Self.notice(id, .ended(Self.failure)),
         ])
     }
 
@@ -435,7 +435,7 @@ struct SubscriptionTableTests {
         let id = try Self.subscribe(&table, .oneShot(desiredAccuracy: 10), consumer)
         let fix = Location.sample(second: 1, accuracy: 5)
         let delivery = table.deliver(fix, held: false)
-        #expect(Self.notices(delivery.notifications, for: consumer) == [Self.notice(id, 1, .location(fix))])
+        #expect(Self.notices(delivery.notifications, for: consumer) == [Self.notice(id, .location(fix))])
         #expect(delivery.endedAny)
         #expect(!delivery.toDelegate)
         #expect(!table.wantsSession)
@@ -506,8 +506,8 @@ struct SubscriptionTableTests {
         let fixes = (1...3).map { Location.sample(second: $0) }
         let notices = fixes.flatMap { Self.notices(table.deliver($0, held: false).notifications, for: consumer) }
         #expect(notices == [
-            Self.notice(id, 1, .location(fixes[0])), Self.notice(id, 2, .location(fixes[1])),
-            Self.notice(id, 3, .location(fixes[2])),
+            Self.notice(id, .location(fixes[0])), Self.notice(id, .location(fixes[1])),
+            Self.notice(id, .location(fixes[2])),
         ])
     }
 
@@ -519,7 +519,7 @@ struct SubscriptionTableTests {
         let far = Location.sample(second: 2, accuracy: 5)
         let fixes = [first, Location.sample(second: 1, accuracy: 5), Location.sample(second: 2, accuracy: 8), far]
         let notices = fixes.flatMap { Self.notices(table.deliver($0, held: false).notifications, for: consumer) }
-        #expect(notices == [Self.notice(id, 1, .location(first)), Self.notice(id, 2, .location(far))])
+        #expect(notices == [Self.notice(id, .location(first)), Self.notice(id, .location(far))])
     }
 
     @Test func deliverBatchesNoticesByConsumerEachSubscriptionNumberedApart() throws {
@@ -534,9 +534,9 @@ struct SubscriptionTableTests {
         let notifications = table.deliver(fix, held: false).notifications
         #expect(notifications.actions.count == 2)
         #expect(Self.noticesByID(notifications, for: one) == [
-            Self.notice(a, 2, .location(fix)), Self.notice(b, 2, .location(fix)),
+            Self.notice(a, .location(fix)), Self.notice(b, .location(fix)),
         ])
-        #expect(Self.notices(notifications, for: other) == [Self.notice(c, 2, .location(fix))])
+        #expect(Self.notices(notifications, for: other) == [Self.notice(c, .location(fix))])
     }
 
     @Test func deliverToAOncePerEpochStreamHoldsTheNewestRecordUntilTheNextEpoch() throws {
@@ -548,10 +548,10 @@ struct SubscriptionTableTests {
         #expect(Self.notices(table.deliver(Location.sample(second: 1), held: false).notifications, for: consumer).isEmpty)
         #expect(Self.notices(table.deliver(fuller, held: false).notifications, for: consumer).isEmpty)
         let next = table.deliver(Location.sample(second: 2), held: false)
-        #expect(Self.notices(next.notifications, for: consumer) == [Self.notice(id, 1, .location(fuller))])
+        #expect(Self.notices(next.notifications, for: consumer) == [Self.notice(id, .location(fuller))])
         #expect(!next.endedAny)
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [
-            Self.notice(id, 2, .location(Location.sample(second: 2))),
+            Self.notice(id, .location(Location.sample(second: 2))),
         ])
     }
 
@@ -564,7 +564,7 @@ struct SubscriptionTableTests {
         #expect(Self.notices(table.deliver(Location.sample(second: 2, device: "/dev/b"), held: false).notifications,
                              for: consumer).isEmpty)
         let next = table.deliver(Location.sample(second: 2, device: "/dev/a"), held: false)
-        #expect(Self.notices(next.notifications, for: consumer) == [Self.notice(id, 1, .location(a))])
+        #expect(Self.notices(next.notifications, for: consumer) == [Self.notice(id, .location(a))])
     }
 
     @Test func deliverOfARecordOfAnEpochAlreadyPassedOnIsNotHeldAgain() throws {
@@ -578,7 +578,7 @@ struct SubscriptionTableTests {
         #expect(Self.notices(table.deliver(completed, held: false).notifications, for: consumer).isEmpty)
         let next = Location.sample(second: 2)
         #expect(Self.notices(table.deliver(next, held: false).notifications, for: consumer).isEmpty)
-        #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [Self.notice(id, 2, .location(next))])
+        #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [Self.notice(id, .location(next))])
     }
 
     @Test func deliverOfAHeldFixGoesToTheDelegateAndToOneShotsWhoseMaximumAgeAllowsIt() throws {
@@ -597,7 +597,7 @@ struct SubscriptionTableTests {
         let delivery = table.deliver(fix, held: true)
         #expect(delivery.toDelegate)
         #expect(delivery.endedAny)
-        #expect(Self.notices(delivery.notifications, for: allowing) == [Self.notice(allows, 1, .location(fix))])
+        #expect(Self.notices(delivery.notifications, for: allowing) == [Self.notice(allows, .location(fix))])
         #expect(Self.notices(delivery.notifications, for: tooYoung).isEmpty)
         #expect(Self.notices(delivery.notifications, for: others).isEmpty)
         #expect(table.flushHeldEpochs().actions.isEmpty)   // the once-per-epoch stream holds nothing
@@ -629,7 +629,7 @@ struct SubscriptionTableTests {
         _ = table.deliver(b, held: false)
         _ = table.deliver(a, held: false)
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [
-            Self.notice(id, 1, .location(a)), Self.notice(id, 2, .location(b)),
+            Self.notice(id, .location(a)), Self.notice(id, .location(b)),
         ])
         #expect(table.flushHeldEpochs().actions.isEmpty)
     }
@@ -642,8 +642,8 @@ struct SubscriptionTableTests {
         let b = Location.sample(second: 1, device: "/dev/b")
         _ = table.deliver(a, held: false)
         _ = table.deliver(b, held: false)
-        #expect(Self.notices(table.flushHeldEpochs(of: "/dev/a"), for: consumer) == [Self.notice(id, 1, .location(a))])
-        #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [Self.notice(id, 2, .location(b))])
+        #expect(Self.notices(table.flushHeldEpochs(of: "/dev/a"), for: consumer) == [Self.notice(id, .location(a))])
+        #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [Self.notice(id, .location(b))])
     }
 
     @Test func flushHeldEpochsOfTheEmptyNamePassesOnAFixWithoutDevice() throws {
@@ -653,7 +653,7 @@ struct SubscriptionTableTests {
         let fix = Location.sample(second: 1, device: nil)
         _ = table.deliver(fix, held: false)
         #expect(table.flushHeldEpochs(of: "/dev/test").actions.isEmpty)
-        #expect(Self.notices(table.flushHeldEpochs(of: ""), for: consumer) == [Self.notice(id, 1, .location(fix))])
+        #expect(Self.notices(table.flushHeldEpochs(of: ""), for: consumer) == [Self.notice(id, .location(fix))])
     }
 
     @Test func flushHeldEpochsPassesAnEpochOnThroughTheStreamsFilters() throws {
@@ -664,7 +664,7 @@ struct SubscriptionTableTests {
         #expect(table.flushHeldEpochs().actions.isEmpty)
         let accurate = Location.sample(second: 2, accuracy: 2)
         _ = table.deliver(accurate, held: false)
-        #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [Self.notice(id, 1, .location(accurate))])
+        #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [Self.notice(id, .location(accurate))])
     }
 
     @Test func forgetReceiverPassesOnItsHeldEpochAndDropsWhatWasKeptOfIt() throws {
@@ -675,11 +675,11 @@ struct SubscriptionTableTests {
         let b = Location.sample(second: 1, device: "/dev/b")
         _ = table.deliver(a, held: false)
         _ = table.deliver(b, held: false)
-        #expect(Self.notices(table.forget(receiver: "/dev/a"), for: consumer) == [Self.notice(id, 1, .location(a))])
+        #expect(Self.notices(table.forget(receiver: "/dev/a"), for: consumer) == [Self.notice(id, .location(a))])
         // The epoch it passed on is forgotten too: the same record, taken as a first one, is held again.
         _ = table.deliver(a, held: false)
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [
-            Self.notice(id, 2, .location(a)), Self.notice(id, 3, .location(b)),
+            Self.notice(id, .location(a)), Self.notice(id, .location(b)),
         ])
     }
 
@@ -692,52 +692,39 @@ struct SubscriptionTableTests {
         func observer(_ name: String) -> SubscriptionTable.Observer { { _ in self.names.withLock { $0.append(name) } } }
     }
 
-    @Test func addObserverReturnsTheStatusNowNumbered() {
+    @Test func addObserverHandsOutIdsOfItsOwnAndCallsNothing() {
         var table = SubscriptionTable()
         let calls = Calls()
-        let first = table.addObserver(calls.observer("first"), status: .stopped)
-        let second = table.addObserver(calls.observer("second"), status: .noDevice)
-        #expect(first.id != second.id)
-        #expect(first.status.event == .status(.stopped))
-        #expect(first.status.sequence == 1)
-        #expect(second.status.event == .status(.noDevice))
-        #expect(second.status.sequence == 2)
+        let first = table.addObserver(calls.observer("first"))
+        let second = table.addObserver(calls.observer("second"))
+        #expect(first != second)
+        #expect(table.observers().map(\.id).sorted() == [first, second].sorted())
+        #expect(table.observers(only: second).map(\.id) == [second])
         #expect(calls.called.isEmpty)
     }
 
-    @Test func observeWithoutObserversReturnsNilAndNumbersNothing() {
+    @Test func observersNamesEveryObserverWithItsId() {
         var table = SubscriptionTable()
-        #expect(table.observe(.sessionEnded(nil)) == nil)
-        #expect(table.addObserver(Calls().observer("late"), status: .stopped).status.sequence == 1)
-    }
-
-    @Test func observeNumbersEachEventAndNamesEveryObserver() throws {
-        var table = SubscriptionTable()
+        #expect(table.observers().isEmpty)
         let calls = Calls()
-        _ = table.addObserver(calls.observer("a"), status: .stopped)
-        _ = table.addObserver(calls.observer("b"), status: .stopped)
-        let count = SkyView(satellites: [], visible: 9, used: 6)
-        let observed = table.observe(.satellites(count))
-        let (observers, observation) = try #require(observed)
-        #expect(observation.event == .satellites(count))
-        #expect(observation.sequence == 3)
-        for observer in observers { observer(observation) }
+        let a = table.addObserver(calls.observer("a"))
+        let b = table.addObserver(calls.observer("b"))
+        let observers = table.observers()
+        for (_, observer) in observers { observer(.sessionEnded(nil)) }
         #expect(calls.called.sorted() == ["a", "b"])
-        let next = table.observe(.sessionEnded(Self.failure))
-        #expect(next?.1.sequence == 4)
+        #expect(Set(observers.map(\.id)) == [a, b])
     }
 
-    @Test func removeObserverStopsNamingIt() throws {
+    @Test func removeObserverStopsNamingIt() {
         var table = SubscriptionTable()
         let calls = Calls()
-        let kept = table.addObserver(calls.observer("kept"), status: .stopped).id
-        let removed = table.addObserver(calls.observer("removed"), status: .stopped).id
+        let kept = table.addObserver(calls.observer("kept"))
+        let removed = table.addObserver(calls.observer("removed"))
         table.removeObserver(removed)
-        let observed = table.observe(.status(.noDevice))
-        let (observers, observation) = try #require(observed)
-        for observer in observers { observer(observation) }
+        for (_, observer) in table.observers() { observer(.status(.noDevice)) }
         #expect(calls.called == ["kept"])
+        #expect(table.observers(only: removed).isEmpty)
         table.removeObserver(kept)
-        #expect(table.observe(.status(.stopped)) == nil)
+        #expect(table.observers().isEmpty)
     }
 }

@@ -75,7 +75,7 @@ struct RecordingSourceTests {
             delegate = DelegateRecorder { _, event in continuation.yield(.delegate(event)) }
             manager.delegate = delegate
             _ = manager.addObserver { observation in
-                switch observation.event {
+                switch observation {
                 case .sessionEnded(nil): continuation.yield(.finished)
                 case .sessionEnded(let error?): continuation.yield(.failed(error))
                 case .satellites, .status: break

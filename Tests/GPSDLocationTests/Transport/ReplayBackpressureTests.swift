@@ -34,7 +34,7 @@ struct ReplayBackpressureTests {
     /// The end of `manager`'s session by itself (the recording's end), as an observer tells it.
     private func sessionEnd(of manager: LocationManager) -> AsyncStream<Void> {
         let (ended, end) = AsyncStream.makeStream(of: Void.self)
-        _ = manager.addObserver { if case .sessionEnded = $0.event { end.yield() } }
+        _ = manager.addObserver { if case .sessionEnded = $0 { end.yield() } }
         return ended
     }
 

@@ -112,7 +112,7 @@ struct SessionThreadTests {
         let manager = LocationManager(source: tracking)
         let release = DispatchSemaphore(value: 0)
         _ = manager.addObserver { observation in   // holds the reader thread in the SKY report
-            if case .satellites = observation.event { release.wait() }
+            if case .satellites = observation { release.wait() }
         }
         manager.startUpdatingLocation()
         await waitForFirstEvent(tracking)
