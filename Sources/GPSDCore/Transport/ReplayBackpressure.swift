@@ -3,10 +3,12 @@ import GPSDSystem
 /// Holds a replay back while a consumer falls behind: at any pace, a recording goes no faster than its slowest
 /// consumer, and no consumer's buffer needs to drop anything.
 ///
-/// Each consumer of a replay's fixes (an update stream, a status or satellite stream, the delegate) joins as a
-/// ``PacedConsumer`` and counts what it was handed and what it took. Before each report, the replay's thread
-/// looks whether any consumer has ``limit`` or more it has not taken; if so it hands on what it read before
-/// and waits, until the consumer has taken all but ``resumeBacklog`` of them, leaves, or the session closes.
+/// The buffers own it, as in swift-nio's `NIOAsyncSequenceProducer` with its high and low watermarks: each buffer
+/// between the replay and a consumer (a stream's channel, the delegate's outbox, the notices queued for a hand-over)
+/// joins as a ``PacedConsumer`` and reports its depth, under its own lock, whenever it changes. A depth that
+/// reaches ``limit`` (the high watermark) says "stop"; one back down to ``resumeBacklog`` (the low) says "produce
+/// more". Before each report, the replay's thread looks whether any buffer said stop; if so it hands on what it
+/// read before and waits, until every such buffer is back down, has left, or the session closes.
 /// Waiting for half the backlog to go, rather than for one event, lets the replay hand on a run of events each
 /// time it wakes, instead of waking once an event while its consumer is the slower. A consumer's backlog is thus
 /// at most ``limit`` plus the events of one read (``ReportReader`` reads 64 KB at a time).
@@ -25,9 +27,7 @@ package final class ReplayBackpressure: Sendable {
     package var resumeBacklog: Int { limit / 2 }
 
     private struct State {
-        /// Each consumer's events handed on and not yet taken, by its number, and whether the replay waits for
-        /// it. A backlog can dip below zero for a moment: a consumer may take an event before the thread that
-        /// handed it on has counted it.
+        /// Each buffer's depth as it last reported it, by its number, and whether the replay waits for it.
         var backlogs: [Int: (count: Int, behind: Bool)] = [:]
         var nextID = 0
         /// How many consumers the replay waits for: each reached ``limit`` and has not yet got down to
@@ -88,15 +88,16 @@ package final class ReplayBackpressure: Sendable {
 
     // MARK: The consumers' side
 
-    /// Changes consumer `id`'s backlog by `change`, and wakes the replay if that lets it go on.
-    fileprivate func change(_ id: Int, by change: Int) {
+    /// Consumer `id`'s buffer holds `depth` events not yet taken: at ``limit`` the replay is to wait for it, back
+    /// at ``resumeBacklog`` it may go on (and is woken, if that was the last it waited for).
+    fileprivate func buffered(_ id: Int, depth: Int) {
         let wake = state.withLock { state -> WakePipe? in
             guard var backlog = state.backlogs[id] else { return nil }   // it has left
-            backlog.count += change
-            if !backlog.behind, backlog.count >= limit {
+            backlog.count = depth
+            if !backlog.behind, depth >= limit {
                 backlog.behind = true
                 state.behind += 1
-            } else if backlog.behind, backlog.count <= resumeBacklog {
+            } else if backlog.behind, depth <= resumeBacklog {
                 backlog.behind = false
                 state.behind -= 1
             }
@@ -104,6 +105,11 @@ package final class ReplayBackpressure: Sendable {
             return state.release()
         }
         wake?.signal()
+    }
+
+    /// The depth consumer `consumer` last reported; `nil` once it has left. For tests.
+    package func depth(of consumer: PacedConsumer) -> Int? {
+        state.withLock { $0.backlogs[consumer.id]?.count }
     }
 
     /// Forgets consumer `id`, and wakes the replay if it was waiting for it alone.
@@ -150,11 +156,12 @@ package final class ReplayBackpressure: Sendable {
     }
 }
 
-/// One consumer's account with a replay's ``ReplayBackpressure``: what it was handed and has not taken yet.
-/// Safe from any thread. Leaving (or going) releases the replay from waiting for it.
+/// One buffer's account with a replay's ``ReplayBackpressure``: the buffer reports its depth whenever it changes,
+/// under its own lock, so that reports come in the order of the changes. Leaving (or going) releases the replay
+/// from waiting for it.
 package final class PacedConsumer: Sendable {
     private let backpressure: ReplayBackpressure
-    private let id: Int
+    fileprivate let id: Int
 
     fileprivate init(_ backpressure: ReplayBackpressure, id: Int) {
         self.backpressure = backpressure
@@ -163,11 +170,9 @@ package final class PacedConsumer: Sendable {
 
     deinit { backpressure.leave(id) }
 
-    /// `count` events were handed to the consumer (yielded to its buffer). Never wakes the replay.
-    package func handedOn(_ count: Int = 1) { backpressure.change(id, by: count) }
-
-    /// The consumer took `count` events: the replay goes on if no consumer is left behind.
-    package func took(_ count: Int = 1) { backpressure.change(id, by: -count) }
+    /// The buffer now holds `depth` events its consumer has not taken: at the limit the replay waits, and goes on
+    /// once every buffer it waits for is back to half.
+    package func buffered(_ depth: Int) { backpressure.buffered(id, depth: depth) }
 
     /// The consumer takes nothing more: the replay no longer waits for it. Calling it again does nothing.
     package func leave() { backpressure.leave(id) }

@@ -191,30 +191,25 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
         _ events: Events, end: Result<Void, Failure>?, _ transform: (Events.Element) -> Element?
     ) {
         typealias Waiter = (UnsafeContinuation<Result<Element?, Failure>, Never>, Result<Element?, Failure>)
-        let (kept, woken, handler) = state.withLock { state -> (Int, Waiter?, (@Sendable () -> Void)?) in
-            guard state.end == nil else { return (0, nil, nil) }
-            var kept = 0
+        let (woken, handler) = state.withLock { state -> (Waiter?, (@Sendable () -> Void)?) in
+            guard state.end == nil else { return (nil, nil) }
+            var received = false
             var woken: Waiter?
             for event in events {
                 guard let element = transform(event) else { continue }
-                switch state.receive(element, state.paced ? .unbounded : limit) {
-                case .handed(let waiter):
+                received = true
+                if case .handed(let waiter) = state.receive(element, state.paced ? .unbounded : limit) {
                     woken = (waiter, .success(element))
-                    kept += 1
-                case .kept: kept += 1
-                case .dropped: break
                 }
             }
-            guard let end else { return (kept, woken, nil) }
+            // The buffer's depth, told the replay under the lock, so that its reports come in the order of changes.
+            if received, state.paced { pacing?.buffered(state.count) }
+            guard let end else { return (woken, nil) }
             let (handler, ended) = state.finish(end)
-            return (kept, woken ?? ended, handler)
+            return (woken ?? ended, handler)
         }
-        // Counted before the woken consumer's take. A consumer that takes from the buffer before this line makes
-        // its backlog dip below zero for a moment, which the backpressure allows.
-        if kept > 0 { pacing?.handedOn(kept) }
         handler?()
         guard let (waiter, result) = woken else { return }
-        if case .success(.some) = result { pacing?.took() }
         waiter.resume(returning: result)
     }
 
@@ -232,11 +227,11 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
         // always finds an element, behind a replay, would not see its cancellation until the replay ends.
         if Task.isCancelled { cancel() }
         // Nearly always, while fixes come faster than they are taken: one is there, and no suspension.
-        if let ready = state.withLock({ $0.take() }) { return took(ready) }
+        if let ready = state.withLock({ take(&$0) }) { return ready }
         return await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: UnsafeContinuation<Result<Element?, Failure>, Never>) in
                 let ready = state.withLock { state -> Result<Element?, Failure>? in
-                    if let ready = state.take() { return ready }
+                    if let ready = take(&state) { return ready }
                     // Another task's continuation in its place would never be resumed: that task would wait for
                     // ever. An AsyncThrowingStream traps here too.
                     precondition(state.waiter == nil, "attempt to await next() on more than one task")
@@ -245,7 +240,7 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
                     return nil
                 }
                 guard let ready else { return }
-                continuation.resume(returning: took(ready))
+                continuation.resume(returning: ready)
             }
         } onCancel: {
             // Swift's runtime runs this holding the task's status lock, which a thread resuming the task (the
@@ -255,9 +250,11 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
         }
     }
 
-    /// `ready`, an element of it counted as taken.
-    private func took(_ ready: Result<Element?, Failure>) -> Result<Element?, Failure> {
-        if case .success(.some) = ready { pacing?.took() }
+    /// What the consumer gets now (``State/take()``), under the lock; a buffer an element left tells the replay its
+    /// depth.
+    private func take(_ state: inout State) -> Result<Element?, Failure>? {
+        let ready = state.take()
+        if case .success(.some) = ready, state.paced { pacing?.buffered(state.count) }
         return ready
     }
 

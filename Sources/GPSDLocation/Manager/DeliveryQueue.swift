@@ -16,6 +16,9 @@ struct DeliveryQueue<Item> {
 
     var isEmpty: Bool { head == items.count }
 
+    /// How many items wait.
+    var count: Int { items.count - head }
+
     mutating func append(_ item: Item) {
         items.append(item)
     }
@@ -82,8 +85,10 @@ struct DelegateCall {
 }
 
 extension DeliveryQueue<DelegateCall> {
-    /// Queues the delegate calls among `actions`, in order.
-    mutating func queue(_ actions: [LocationManagerStateMachine.Action]) {
+    /// Queues the delegate calls among `actions`, in order; returns how many.
+    @discardableResult
+    mutating func queue(_ actions: [LocationManagerStateMachine.Action]) -> Int {
+        let before = count
         for action in actions {
             switch action {
             case .deliver(let locations, let generation): append(DelegateCall(kind: .locations(locations), generation: generation))
@@ -96,5 +101,6 @@ extension DeliveryQueue<DelegateCall> {
             default: break
             }
         }
+        return count - before
     }
 }

@@ -143,8 +143,7 @@ extension LocationManager {
                 session.requestHeldFix()
             case .deliver, .deliverHeading, .fail, .reportStatus, .reportSatellites, .reportRejection:
                 // Queued in the outbox, in the order decided: each block makes the oldest call still there. A
-                // replay waits while too many are queued.
-                delegatePacing?.handedOn()
+                // replay waits while too many are queued and not yet returned (``ManagerStorage``).
                 delegateQueue.async { [weak self] in self?.callDelegate() }
             case .notify(let consumer, let notices):
                 // This thread took the hand-over: it hands `consumer` its notices until none is left.
@@ -214,7 +213,7 @@ extension LocationManager {
     /// it runs, ``stopUpdatingLocation()`` on another thread waits for it. Once it has returned, a replay waiting
     /// for the delegate may go on.
     private func callDelegate() {
-        defer { delegatePacing?.took() }
+        defer { storage.delegateCallEnded() }
         let thread = SystemThread.currentID
         let call = storage.update { state -> (any LocationManagerDelegate, DelegateCall)? in
             guard let call = state.outbox.popFirst(), let delegate = state.delegate,

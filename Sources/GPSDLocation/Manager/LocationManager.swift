@@ -43,8 +43,6 @@ public final class LocationManager: Sendable {
     let source: any LocationSource
     let clock: any ManagerClock
     let storage: ManagerStorage
-    /// The delegate's account with a replay, which waits while the delegate has calls it has not had.
-    let delegatePacing: PacedConsumer?
 
     /// A manager for a live gpsd.
     ///
@@ -112,8 +110,7 @@ public final class LocationManager: Sendable {
         self.delegateQueue = delegateQueue ?? DispatchQueue(label: "GPSDLocation.LocationManager.delegate")
         self.storage = ManagerStorage(
             .init(machine: LocationManagerStateMachine(requestTimeout: Self.defaultRequestTimeout, jitterSeed: jitterSeed)),
-            pacing: source.backpressure?.join())
-        self.delegatePacing = source.backpressure?.join()
+            backpressure: source.backpressure)
     }
 
     deinit {

@@ -34,6 +34,11 @@ final class ManagerStorage: Sendable {
         var handOvers: [ObjectIdentifier: [SubscriptionNotice]] = [:]
         /// The same for observers, by id.
         var observerHandOvers: [Int: [ManagerEvent]] = [:]
+        /// How many notices and events are queued for hand-overs, in all.
+        var queuedForHandOver = 0
+
+        /// How many delegate calls are decided and not yet returned: the depth of the delegate's buffer.
+        var delegateBacklog: Int { outbox.count + callbacks.count }
 
         /// Queues the notices and observations among `actions`: those for a consumer (an observer) that another
         /// thread is handing over to are left to it and dropped from the actions; the others' hand-over is taken
@@ -86,16 +91,19 @@ final class ManagerStorage: Sendable {
     }
 
     private let state: Locked<State>
-    /// A replay's account of the notices left queued for a thread handing them over: they are not in any
-    /// consumer's buffer yet, and a replay must not run ahead of them. `nil` for a live source.
+    /// A replay's accounts of the two buffers here (`nil` for a live source): the delegate's calls decided and not
+    /// yet returned, and the notices queued for a thread handing them over (in no consumer's buffer yet, and a
+    /// replay must not run ahead of them). Each reports its depth under the lock, as it changes.
+    private let delegatePacing: PacedConsumer?
     private let queuedPacing: PacedConsumer?
 
     /// - Parameters:
     ///   - state: the state to start from.
-    ///   - pacing: for a replay, the account of the notices queued for hand-over.
-    init(_ state: State, pacing: PacedConsumer? = nil) {
+    ///   - backpressure: a replay's, which the buffers here join; `nil` for a live source.
+    init(_ state: State, backpressure: ReplayBackpressure? = nil) {
         self.state = Locked(state)
-        queuedPacing = pacing
+        delegatePacing = backpressure?.join()
+        queuedPacing = backpressure?.join()
     }
 
     /// Runs `body` under the lock, and notes what it decided: its delegate calls are queued in the order decided,
@@ -104,10 +112,13 @@ final class ManagerStorage: Sendable {
     func decide<Result>(_ body: (inout State) -> (Result, [Action])) -> (Result, [Action]) {
         state.withLock { state in
             var (result, actions) = body(&state)
-            state.outbox.queue(actions)
-            // Counted under the lock, before a hand-over can take them (the account's lock never takes this one).
+            // Each buffer's depth is told the replay under this lock (the replay's lock never takes this one).
+            if state.outbox.queue(actions) > 0 { delegatePacing?.buffered(state.delegateBacklog) }
             let left = state.route(&actions)
-            if left > 0 { queuedPacing?.handedOn(left) }
+            if left > 0 {
+                state.queuedForHandOver += left
+                queuedPacing?.buffered(state.queuedForHandOver)
+            }
             if actions.contains(where: \.opensOrClosesASession) {
                 state.transitionThread = SystemThread.currentID
             } else if !state.machine.session.isHalfway(upTo: .max) {
@@ -151,7 +162,8 @@ final class ManagerStorage: Sendable {
                 return nil
             }
             state.handOvers[key] = []
-            queuedPacing?.took(queued.count)
+            state.queuedForHandOver -= queued.count
+            queuedPacing?.buffered(state.queuedForHandOver)
             return queued
         }
     }
@@ -164,7 +176,8 @@ final class ManagerStorage: Sendable {
                 return nil
             }
             state.observerHandOvers[id] = []
-            queuedPacing?.took(queued.count)
+            state.queuedForHandOver -= queued.count
+            queuedPacing?.buffered(state.queuedForHandOver)
             return queued
         }
     }
@@ -172,6 +185,12 @@ final class ManagerStorage: Sendable {
     /// Whether a thread is handing `consumer` its notices now: for tests.
     func isHandingOver(to consumer: any SubscriptionConsumer) -> Bool {
         state.withLock { $0.handOvers[ObjectIdentifier(consumer)] != nil }
+    }
+
+    /// A delegate call has returned (or was dropped): the delegate's buffer is that much shallower.
+    func delegateCallEnded() {
+        guard let delegatePacing else { return }
+        state.withLock { delegatePacing.buffered($0.delegateBacklog) }
     }
 
     /// Reads the state.

@@ -360,7 +360,7 @@ struct UpdateChannelTests {
 
     // MARK: A replay's account
 
-    @Test func aPacedChannelKeepsEverythingAndCountsWhatIsHandedOnAndTaken() async throws {
+    @Test func aPacedChannelKeepsEverythingAndTellsTheReplayItsDepth() async throws {
         let pacing = Pacing()
         let (channel, _) = Self.channel(.newest(2), pacing: pacing.consumer)
         channel.send(1...5)
@@ -371,7 +371,7 @@ struct UpdateChannelTests {
         #expect(try await Self.takeBuffered(3, from: channel) == [3, 4, 5])
         #expect(pacing.backlog(is: 0))
 
-        // A waiting consumer's element is counted handed on and taken at once.
+        // A waiting consumer's element never joins the buffer.
         let consumer = Task { try await channel.next(isolation: nil).get() }
         await Self.untilWaiting(channel)
         channel.send([6, 7])
@@ -420,8 +420,8 @@ struct UpdateChannelTests {
     }
 
     /// A producer on a thread of its own hands 10,000 elements on in batches while a task takes them: every one
-    /// comes once, in order, and the replay's account comes back to zero, so a replay would never stall.
-    @Test func aProducerAndAConsumerAtOnceKeepOrderAndBalanceTheAccount() async throws {
+    /// comes once, in order, and the channel's last depth told is zero, so a replay would never stall.
+    @Test func aProducerAndAConsumerAtOnceKeepOrderAndEndWithAnEmptyBuffer() async throws {
         let pacing = Pacing()
         let (channel, _) = Self.channel(pacing: pacing.consumer)
         let consumer = Task { try await Self.take(10_000, from: channel) }
@@ -614,19 +614,9 @@ private final class Pacing: Sendable {
 
     init() { consumer = backpressure.join() }
 
-    /// Whether the consumer has exactly `count` handed on and not taken. Only while nothing is sent or taken.
-    func backlog(is count: Int) -> Bool {
-        consumer.took(count - 1)   // now 1 or more if it was `count` or more
-        defer { consumer.took(-count) }
-        let atLeast = backpressure.wouldHoldBack
-        consumer.took(1)           // now 1 or more if it was more than `count`
-        return atLeast && !backpressure.wouldHoldBack
-    }
+    /// Whether the channel last told the replay its depth was `count`.
+    func backlog(is count: Int) -> Bool { backpressure.depth(of: consumer) == count }
 
-    /// Whether the consumer has left: however much it is handed, the replay does not wait for it.
-    func hasLeft() -> Bool {
-        consumer.handedOn(1_000_000)
-        defer { consumer.took(1_000_000) }
-        return !backpressure.wouldHoldBack
-    }
+    /// Whether the consumer has left: the replay does not wait for it, whatever it holds.
+    func hasLeft() -> Bool { backpressure.depth(of: consumer) == nil }
 }

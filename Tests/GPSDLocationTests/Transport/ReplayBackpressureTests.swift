@@ -195,33 +195,37 @@ struct ReplayBackpressureTests {
 
     // MARK: When the replay goes on
 
-    @Test func aConsumerBehindHoldsTheReplayUntilItHasTakenHalfItsBacklog() {
+    @Test func aBufferAtTheHighWatermarkHoldsTheReplayUntilItIsBackToTheLow() {
         let backpressure = ReplayBackpressure(limit: 16)
         let consumer = backpressure.join()
-        consumer.handedOn(15)
+        consumer.buffered(15)
         #expect(!backpressure.wouldHoldBack)
-        consumer.handedOn()
+        consumer.buffered(16)
         #expect(backpressure.wouldHoldBack, "16 not taken: the replay waits")
-        consumer.took(7)
+        consumer.buffered(9)
         #expect(backpressure.wouldHoldBack, "9 not taken: one take does not let it go on for one more event")
-        consumer.took()
+        consumer.buffered(8)
         #expect(!backpressure.wouldHoldBack, "8 not taken: half the limit, the replay goes on")
-        consumer.handedOn(7)
+        consumer.buffered(15)
         #expect(!backpressure.wouldHoldBack, "15 not taken")
-        consumer.handedOn()
+        consumer.buffered(40)
         #expect(backpressure.wouldHoldBack)
+        #expect(backpressure.depth(of: consumer) == 40)
         consumer.leave()
         #expect(!backpressure.wouldHoldBack, "a consumer that leaves holds nothing back")
+        #expect(backpressure.depth(of: consumer) == nil)
+        consumer.buffered(100)
+        #expect(!backpressure.wouldHoldBack, "nor does what it reports after")
     }
 
     @Test func theReplayWaitsForTheSlowerOfTwoConsumers() {
         let backpressure = ReplayBackpressure(limit: 4)
         let (fast, slow) = (backpressure.join(), backpressure.join())
-        fast.handedOn(4)
-        slow.handedOn(4)
-        fast.took(4)
+        fast.buffered(4)
+        slow.buffered(4)
+        fast.buffered(0)
         #expect(backpressure.wouldHoldBack)
-        slow.took(2)
+        slow.buffered(2)
         #expect(!backpressure.wouldHoldBack)
     }
 
