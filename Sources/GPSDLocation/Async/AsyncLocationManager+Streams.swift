@@ -62,8 +62,10 @@ extension AsyncLocationManager {
             self.manager.unsubscribe(id)
             self.state.withLock { $0.remove(id) }
         }
-        state.withLock { $0.add(id, outlet(channel)) }
-        manager.subscribe(id, request, consumer: receiver)
+        // The stream is its own consumer: the manager hands it its notices, in order, straight to its channel.
+        let consumer = outlet(channel)
+        state.withLock { $0.add(id, consumer) }
+        manager.subscribe(id, request, consumer: consumer)
         return channel
     }
 

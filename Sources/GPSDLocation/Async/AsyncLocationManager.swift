@@ -42,7 +42,7 @@ public final class AsyncLocationManager: Sendable {
     public let manager: LocationManager
 
     let state: Locked<AsyncLocationStateMachine>
-    /// What this object's requests and streams subscribe with.
+    /// What this object's requests subscribe with.
     let receiver: Receiver
 
     /// Wraps a manager.
@@ -200,18 +200,16 @@ public final class AsyncLocationManager: Sendable {
 
     // MARK: Ending requests
 
-    /// Receives the manager's events for the requests and streams of one ``AsyncLocationManager``, a batch at a
-    /// time, in the order decided and never two batches at once (``SubscriptionConsumer``): under one lock it takes
-    /// out every request the batch ends and the streams' events; then, unlocked, it resumes the requests and passes
-    /// the events on.
+    /// Receives the manager's events for the requests of one ``AsyncLocationManager``, a batch at a time, in the
+    /// order decided and never two batches at once (``SubscriptionConsumer``): under one lock it takes out every
+    /// request the batch ends; then, unlocked, it resumes them.
     final class Receiver: SubscriptionConsumer {
         private let state: Locked<AsyncLocationStateMachine>
 
         init(state: Locked<AsyncLocationStateMachine>) { self.state = state }
 
         func receive(_ notices: [SubscriptionNotice]) {
-            let (requests, deliveries) = state.withLock { $0.settle(notices) }
-            for (waiter, event) in requests {
+            for (waiter, event) in state.withLock({ $0.settle(notices) }) {
                 waiter.timeout?.cancel()
                 switch event {
                 case .location(let location): waiter.continuation.resume(returning: location)
@@ -222,9 +220,6 @@ public final class AsyncLocationManager: Sendable {
                         throwing: error ?? LocationError(.locationUnknown, "the source ended before a fix"))
                 }
             }
-            // Never under the lock: yielding resumes the consumer's task, which takes the task's own lock, and a
-            // task being cancelled holds that lock while its stream's termination handler takes ours.
-            for delivery in deliveries { delivery.outlet.pass(delivery.events) }
         }
     }
 

@@ -18,7 +18,7 @@ package struct AsyncLocationStateMachine {
 
     private var waiters: [SubscriptionID: Waiter] = [:]
     private var cancelledEarly: Set<SubscriptionID> = []
-    /// The live update streams and timelines, by subscription: where their events go.
+    /// The live update streams and timelines, by subscription: for ``AsyncLocationManager/stop()`` to end.
     private var streams: [SubscriptionID: StreamOutlet] = [:]
     /// Streams of observations (satellites, status), by observer id: each finishes with ``takeAll(keeping:)``.
     private var observations: [Int: @Sendable () -> Void] = [:]
@@ -58,38 +58,19 @@ package struct AsyncLocationStateMachine {
     /// Forgets an early-cancellation mark once its request has returned (a cancel that came too late).
     mutating func forget(_ id: SubscriptionID) { cancelledEarly.remove(id) }
 
-    /// Events one thread is to pass on to one stream, in order, outside the lock.
-    package struct StreamDelivery {
-        package var id: SubscriptionID
-        package var outlet: StreamOutlet
-        package var events: [SubscriptionEvent]
-    }
-
-    /// Takes out what a batch of the manager's notices settles: the requests it ends (all at once, so that a
-    /// concurrent ``takeAll(keeping:)`` gets all or none of them) and each stream's events, in order. The manager
-    /// hands this object's notices over in the order it decided them, one batch at a time (``SubscriptionConsumer``):
-    /// they need no putting in order here. A stream whose end is among them is forgotten.
-    package mutating func settle(_ notices: [SubscriptionNotice]) -> (
-        requests: [(Waiter, SubscriptionEvent)], streams: [StreamDelivery]
-    ) {
+    /// Takes out the requests a batch of the manager's notices ends (all at once, so that a concurrent
+    /// ``takeAll(keeping:)`` gets all or none of them), each with what ends it. The manager hands them over in the
+    /// order it decided them, one batch at a time (``SubscriptionConsumer``). (Streams are consumers of their own,
+    /// ``StreamOutlet``.)
+    package mutating func settle(_ notices: [SubscriptionNotice]) -> [(Waiter, SubscriptionEvent)] {
         var requests: [(Waiter, SubscriptionEvent)] = []
-        var deliveries: [StreamDelivery] = []
         for notice in notices {
             // A request ends with a fix or an end; nothing else is decided for it, and nothing else may take it.
             if notice.event.endsARequest, let waiter = waiters.removeValue(forKey: notice.id) {
                 requests.append((waiter, notice.event))
-                continue
-            }
-            guard let outlet = streams[notice.id] else { continue }
-            if notice.event.isEnd { streams[notice.id] = nil }
-            // A batch nearly always holds one stream's events: the last delivery is the one to join.
-            if let last = deliveries.indices.last(where: { deliveries[$0].id == notice.id }) {
-                deliveries[last].events.append(notice.event)
-            } else {
-                deliveries.append(StreamDelivery(id: notice.id, outlet: outlet, events: [notice.event]))
             }
         }
-        return (requests, deliveries)
+        return requests
     }
 
     // MARK: Streams

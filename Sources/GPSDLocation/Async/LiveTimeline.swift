@@ -1,4 +1,5 @@
 import GPSDCore
+import Synchronization
 
 /// What a live timeline makes of its subscription's events, in order: a ``LocationUpdate`` for each fix, change of
 /// status and rejection. A value: the stream's outlet keeps one, and tests feed it events.
@@ -65,5 +66,23 @@ struct LiveTimeline {
             location: location, isNewFix: isNewFix, status: status, locationUnavailable: unavailable,
             isStale: location != nil && (unavailable || rejection != nil || !isCurrent),
             isStationary: stationary.isStationary, sourceRestarted: restarted, rejection: rejection)
+    }
+}
+
+extension StreamOutlet {
+    /// A live timeline: each event folded into the next ``LocationUpdate`` (``LiveTimeline``), the updates of each
+    /// batch sent to `channel` together; an end finishes it.
+    static func timeline(_ channel: UpdateChannel<LocationUpdate, any Error>) -> StreamOutlet {
+        // One thread passes a stream's events at a time; the lock only makes that visible to the compiler.
+        let timeline = Mutex(LiveTimeline())
+        return StreamOutlet(
+            pass: { notices in
+                // Folded under the channel's lock, in order; the consumer is resumed after both locks.
+                channel.send(notices, end: notices.last?.event.end) { notice in
+                    if case .ended = notice.event { return nil }
+                    return timeline.withLock { $0.update(for: notice.event) }
+                }
+            },
+            finish: { channel.finish() })
     }
 }

@@ -1,24 +1,4 @@
 import GPSDCore
-import GPSDSystem
-import Synchronization
-
-extension StreamOutlet {
-    /// A live timeline: each event folded into the next ``LocationUpdate`` (``LiveTimeline``), the updates of each
-    /// batch sent to `channel` together; an end finishes it.
-    static func timeline(_ channel: UpdateChannel<LocationUpdate, any Error>) -> StreamOutlet {
-        // One thread passes a stream's events at a time; the lock only makes that visible to the compiler.
-        let timeline = Mutex(LiveTimeline())
-        return StreamOutlet(
-            pass: { events in
-                // Folded under the channel's lock, in order; the consumer is resumed after both locks.
-                channel.send(events, end: events.last?.end) { event in
-                    if case .ended = event { return nil }
-                    return timeline.withLock { $0.update(for: event) }
-                }
-            },
-            finish: { channel.finish() })
-    }
-}
 
 extension AsyncLocationManager {
     /// The default buffering of ``liveUpdates(desiredAccuracy:distanceFilter:bufferingPolicy:)`` from a live gpsd: the

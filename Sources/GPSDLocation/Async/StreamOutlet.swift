@@ -1,27 +1,29 @@
 import GPSDCore
 
-/// Where a stream's events go once they are in the order decided: a sequence of fixes
-/// (``AsyncLocationManager/updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``) or a live timeline
-/// (``AsyncLocationManager/liveUpdates(desiredAccuracy:distanceFilter:)``). Called by one thread at a time per stream
-/// (``AsyncLocationStateMachine/settle(_:)``), never under the async bridge's lock.
-package struct StreamOutlet: Sendable {
-    /// Passes events on, in order, all at once; an end (the last, if any) finishes the sequence.
-    package let pass: @Sendable ([SubscriptionEvent]) -> Void
+/// The consumer of one stream's subscription: the manager hands it the stream's notices, in the order decided and
+/// one batch at a time (``SubscriptionConsumer``), and it passes them to the stream's channel: a sequence of fixes
+/// (``AsyncLocationManager/updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``), of headings, or a
+/// live timeline (``AsyncLocationManager/liveUpdates(desiredAccuracy:distanceFilter:bufferingPolicy:)``).
+package final class StreamOutlet: SubscriptionConsumer {
+    /// Passes notices on, in order, all at once; an end (the last, if any) finishes the sequence.
+    private let pass: @Sendable ([SubscriptionNotice]) -> Void
     /// Finishes the sequence without an error (``AsyncLocationManager/stop()``).
     package let finish: @Sendable () -> Void
 
-    package init(pass: @escaping @Sendable ([SubscriptionEvent]) -> Void, finish: @escaping @Sendable () -> Void) {
+    package init(pass: @escaping @Sendable ([SubscriptionNotice]) -> Void, finish: @escaping @Sendable () -> Void) {
         self.pass = pass
         self.finish = finish
     }
+
+    package func receive(_ notices: [SubscriptionNotice]) { pass(notices) }
 
     /// A sequence of fixes: the fixes of each batch go to `channel` together, an end finishes it, and what only a
     /// timeline follows (status, rejections) is left out.
     package static func fixes(_ channel: UpdateChannel<Location, any Error>) -> StreamOutlet {
         StreamOutlet(
-            pass: { events in
-                channel.send(events, end: events.last?.end) { event in
-                    guard case .location(let location) = event else { return nil }
+            pass: { notices in
+                channel.send(notices, end: notices.last?.event.end) { notice in
+                    guard case .location(let location) = notice.event else { return nil }
                     return location
                 }
             },
@@ -31,9 +33,9 @@ package struct StreamOutlet: Sendable {
     /// A sequence of headings: the headings of each batch go to `channel` together, an end finishes it.
     package static func headings(_ channel: UpdateChannel<Heading, any Error>) -> StreamOutlet {
         StreamOutlet(
-            pass: { events in
-                channel.send(events, end: events.last?.end) { event in
-                    guard case .heading(let heading) = event else { return nil }
+            pass: { notices in
+                channel.send(notices, end: notices.last?.event.end) { notice in
+                    guard case .heading(let heading) = notice.event else { return nil }
                     return heading
                 }
             },

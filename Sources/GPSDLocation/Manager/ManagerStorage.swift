@@ -155,31 +155,27 @@ final class ManagerStorage: Sendable {
     /// The notices decided for `consumer` while this thread handed it others; or `nil` when there are none, and the
     /// hand-over ends (the next notices go to whichever thread decides them).
     private func nextNotices(for consumer: any SubscriptionConsumer) -> [SubscriptionNotice]? {
-        state.withLock { state in
-            let key = ObjectIdentifier(consumer)
-            guard let queued = state.handOvers[key], !queued.isEmpty else {
-                state.handOvers[key] = nil
-                return nil
-            }
-            state.handOvers[key] = []
-            state.queuedForHandOver -= queued.count
-            queuedPacing?.buffered(state.queuedForHandOver)
-            return queued
-        }
+        state.withLock { takeQueued(ObjectIdentifier(consumer), from: \.handOvers, &$0) }
     }
 
     /// ``nextNotices(for:)`` for observer `id`.
     private func nextEvents(forObserver id: Int) -> [ManagerEvent]? {
-        state.withLock { state in
-            guard let queued = state.observerHandOvers[id], !queued.isEmpty else {
-                state.observerHandOvers[id] = nil
-                return nil
-            }
-            state.observerHandOvers[id] = []
-            state.queuedForHandOver -= queued.count
-            queuedPacing?.buffered(state.queuedForHandOver)
-            return queued
+        state.withLock { takeQueued(id, from: \.observerHandOvers, &$0) }
+    }
+
+    /// Under the lock: what is queued for `key`'s hand-over in `queues`, the count of all queued for hand-overs told
+    /// the replay; or `nil`, ending the hand-over, when nothing is.
+    private func takeQueued<Key: Hashable, Item>(
+        _ key: Key, from queues: WritableKeyPath<State, [Key: [Item]]>, _ state: inout State
+    ) -> [Item]? {
+        guard let queued = state[keyPath: queues][key], !queued.isEmpty else {
+            state[keyPath: queues][key] = nil
+            return nil
         }
+        state[keyPath: queues][key] = []
+        state.queuedForHandOver -= queued.count
+        queuedPacing?.buffered(state.queuedForHandOver)
+        return queued
     }
 
     /// Whether a thread is handing `consumer` its notices now: for tests.

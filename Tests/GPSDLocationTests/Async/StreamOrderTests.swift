@@ -1,68 +1,71 @@
 import Foundation
-import GPSDLocation
+@testable import GPSDLocation
 import GPSDTestSupport
 import Testing
 
-/// The async bridge's bookkeeping as a value: a batch of the manager's notices (in the order decided, one batch
-/// at a time) settles requests and gives each stream its events in that order; stop() leaves the streams the
-/// manager ended to end by their notices, and finishes the rest.
+/// A stream is a consumer of its own (``StreamOutlet``): the manager hands it its notices in the order decided, one
+/// batch at a time, and it passes them to its channel in that order, an end finishing it. The async bridge's
+/// bookkeeping, as a value, keeps the streams for stop(), which leaves those the manager ended to end by their
+/// notices and finishes the rest.
 @Suite("Stream order", .timeLimit(.minutes(1)))
 struct StreamOrderTests {
     private static let manager = AsyncRig().gps.manager
     private let id = Self.manager.reserveSubscription()
     private let other = Self.manager.reserveSubscription()
-    private let unknown = Self.manager.reserveSubscription()
     private let seven = Location.sample(second: 7)
     private let eight = Location.sample(second: 8)
-    private let nine = Location.sample(second: 9)
 
-    private func state() -> AsyncLocationStateMachine {
+    private static func drain(_ channel: UpdateChannel<Location, any Error>) async throws -> [Location] {
+        var taken: [Location] = []
+        while let fix = try await channel.next(isolation: nil).get() { taken.append(fix) }
+        return taken
+    }
+
+    @Test func anOutletPassesABatchInOrderLeavesOutWhatIsNotAFixAndEndsWithTheEnd() async throws {
+        let channel = UpdateChannel<Location, any Error>(limit: .unbounded)
+        let outlet = StreamOutlet.fixes(channel)
+        outlet.receive([SubscriptionNotice(id: id, event: .location(seven)),
+                        SubscriptionNotice(id: id, event: .status(.noDevice)),
+                        SubscriptionNotice(id: id, event: .location(eight))])
+        #expect(channel.bufferedCount == 2)
+        outlet.receive([SubscriptionNotice(id: id, event: .ended(nil))])
+        #expect(try await Self.drain(channel) == [seven, eight])
+        // Nothing after the end reaches the sequence.
+        outlet.receive([SubscriptionNotice(id: id, event: .location(seven))])
+        #expect(channel.bufferedCount == 0)
+    }
+
+    @Test func anOutletEndsWithTheErrorOfAFailure() async throws {
+        let channel = UpdateChannel<Location, any Error>(limit: .unbounded)
+        let lost = LocationError(.connectionLost, "gone")
+        StreamOutlet.fixes(channel).receive([SubscriptionNotice(id: id, event: .location(seven)),
+                                             SubscriptionNotice(id: id, event: .ended(lost))])
+        #expect(try await channel.next(isolation: nil).get() == seven)
+        await #expect(throws: lost) { try await channel.next(isolation: nil).get() }
+    }
+
+    @Test func settleLeavesStreamNoticesAlone() {
         var state = AsyncLocationStateMachine()
         state.add(id, .fixes(UpdateChannel(limit: .unbounded)))
-        state.add(other, .fixes(UpdateChannel(limit: .unbounded)))
-        return state
-    }
-
-    @Test func aBatchGivesEachStreamItsEventsInOrderInOneDelivery() {
-        var state = state()
-        let settled = state.settle([
-            SubscriptionNotice(id: id, event: .location(seven)), SubscriptionNotice(id: other, event: .location(eight)),
-            SubscriptionNotice(id: id, event: .location(nine)), SubscriptionNotice(id: id, event: .rejectionEnded),
-        ])
-        #expect(settled.requests.isEmpty)
-        #expect(settled.streams.map(\.id) == [id, other])
-        #expect(settled.streams.map(\.events) == [[.location(seven), .location(nine), .rejectionEnded], [.location(eight)]])
-        #expect(Set(state.streamIDs) == [id, other])
-    }
-
-    @Test func anEndIsPassedOnAndTheStreamForgotten() {
-        var state = state()
-        let settled = state.settle([SubscriptionNotice(id: id, event: .location(eight)), SubscriptionNotice(id: id, event: .ended(nil))])
-        #expect(settled.streams.map(\.events) == [[.location(eight), .ended(nil)]])
-        #expect(state.streamIDs == [other])
-        // Nothing comes after an end; were it to, it would go nowhere.
-        #expect(state.settle([SubscriptionNotice(id: id, event: .location(nine))]).streams.isEmpty)
-    }
-
-    @Test func noticesOfAnUnknownSubscriptionAreDropped() {
-        var state = state()
-        let settled = state.settle([SubscriptionNotice(id: unknown, event: .location(seven))])
-        #expect(settled.requests.isEmpty && settled.streams.isEmpty)
+        #expect(state.settle([SubscriptionNotice(id: id, event: .location(seven))]).isEmpty)
+        #expect(state.streamIDs == [id])
     }
 
     @Test func stopLeavesTheStreamsTheManagerEndedAndFinishesTheRest() {
-        var state = state()
+        var state = AsyncLocationStateMachine()
+        state.add(id, .fixes(UpdateChannel(limit: .unbounded)))
+        state.add(other, .fixes(UpdateChannel(limit: .unbounded)))
         // The manager ended `id` (its held epoch and end are on their way); `other` was only reserved.
-        let taken = state.takeAll(keeping: [id])
-        #expect(taken.streams.count == 1)
+        #expect(state.takeAll(keeping: [id]).streams.count == 1)
         #expect(state.streamIDs == [id])
-        let settled = state.settle([SubscriptionNotice(id: id, event: .location(nine)), SubscriptionNotice(id: id, event: .ended(nil))])
-        #expect(settled.streams.map(\.events) == [[.location(nine), .ended(nil)]])
+        state.remove(id)   // its channel's end, once its notices arrive
         #expect(state.streamIDs.isEmpty)
     }
 
     @Test func stopFinishesEveryStreamTheManagerDidNotEnd() {
-        var state = state()
+        var state = AsyncLocationStateMachine()
+        state.add(id, .fixes(UpdateChannel(limit: .unbounded)))
+        state.add(other, .fixes(UpdateChannel(limit: .unbounded)))
         #expect(state.takeAll().streams.count == 2)
         #expect(state.streamIDs.isEmpty)
     }

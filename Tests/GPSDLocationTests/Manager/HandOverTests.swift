@@ -153,11 +153,10 @@ struct HandOverTests {
 /// them, and waits for them as for a buffer, instead of running ahead of a hand-over held up.
 @Suite("Hand-over and a replay", .timeLimit(.minutes(1)))
 struct HandOverReplayTests {
-    static let count = 2_000
-    static let fixLines = (0..<count).map { ReportLines.tpv(second: $0) }
-    static let recording = Array(([ReportLines.devices] + fixLines).joined(separator: "\n").utf8) + [0x0A]
-    /// The most fixes one of the replay's 64 KB reads can hand on.
-    static let fixesPerRead = 64 * 1024 / (fixLines.map(\.utf8.count).min()! + 1) + 1
+    /// ``ReplayBackpressureTests``' recording: fixes enough for three of the replay's reads.
+    static let count = ReplayBackpressureTests.count
+    static let recording = ReplayBackpressureTests.recording
+    static let fixesPerRead = ReplayBackpressureTests.fixesPerRead
 
     @Test func aReplayWaitsForNoticesQueuedBehindAHeldUpHandOver() async throws {
         let source = RecordingSource(.contents(Self.recording, name: "handover.gpsd.json"), pace: .asFastAsPossible,
