@@ -12,7 +12,7 @@ extension AsyncLocationManager {
     /// device) ends it by throwing a ``LocationError``; the end of a recording ends it normally.
     ///
     /// A live gpsd cannot wait for a consumer that falls behind: the sequence keeps what `bufferingPolicy` says
-    /// and counts the fixes it drops in ``LocationUpdates/droppedCount``. A replay waits instead, at any pace: it
+    /// and counts the fixes it drops in ``UpdateSequence/droppedCount``. A replay waits instead, at any pace: it
     /// hands on no further report while this sequence (or any other consumer of the manager) has 16 fixes it has
     /// not taken, so the sequence drops nothing and buffers at most those and the fixes of one read of the
     /// recording; `bufferingPolicy` does not apply. A sequence paces the replay until it ends, its task is
