@@ -11,6 +11,8 @@ struct EpochAssembly {
     static let maximumReceivers = 64
 
     private(set) var coalescer = EpochCoalescer()
+    /// When each receiver's epoch is complete, by the number of reports its epochs bring.
+    private var ends = EpochEnds()
     /// The newest GST (1-sigma errors) of each receiver, by device, with the epoch it belongs to.
     private var deviations: [String: (deviation: Location.Deviation, time: Date)] = [:]
     /// The newest fix each receiver reported live (not a POLL reply's), by device: what its epoch's GST completes.
@@ -41,17 +43,19 @@ struct EpochAssembly {
     enum OnFix {
         /// A held fix older than the newest one: dropped.
         case older
-        /// It adds nothing to its epoch's fix already passed on.
-        case repeated
-        /// Passed on, with its arrival set. If a receiver was forgotten to make room for this one's, `forgotten`
-        /// names it: its held epochs are over.
-        case accepted(Location, forgotten: String?)
+        /// It adds nothing to its epoch's fix already passed on; whether its report completes the epoch
+        /// (``EpochEnds``).
+        case repeated(completesEpoch: Bool)
+        /// Passed on, with its arrival set, and whether its report completes the epoch (``EpochEnds``). If a
+        /// receiver was forgotten to make room for this one's, `forgotten` names it: its held epochs are over.
+        case accepted(Location, forgotten: String?, completesEpoch: Bool)
     }
 
     /// A fresh start (no session was wanted before): what a reconnection keeps, so that a fix sent again is not
     /// passed on twice, is forgotten.
     mutating func startAfresh() {
         coalescer.reset()
+        ends.reset()
         clocks.removeAll()
         deviations.removeAll()
         newestLiveFix.removeAll()
@@ -78,13 +82,15 @@ struct EpochAssembly {
             }
         }
         let forgotten = coalescer.knows(reported.device) ? nil : makeRoomForAReceiver()   // before it is counted
+        // A live report counts towards its epoch's end; a record its GST completed was counted as the GST.
+        let completesEpoch = origin == .live && ends.report(device: reported.device, time: reported.timestamp)
         var location = reported
         if location.deviation == nil, let known = deviations[key], known.time == location.timestamp {
             location.deviation = known.deviation   // the epoch's GST came first
         }
         guard coalescer.accept(location) else {
             assert(forgotten == nil, "the first fix of a receiver is always passed on")
-            return .repeated
+            return .repeated(completesEpoch: completesEpoch)
         }
         if origin == .live {
             delay = clocks[key, default: ReceiverClockFilter()].delay(ofLiveFixAt: location.timestamp, arrivedAt: now)
@@ -95,13 +101,21 @@ struct EpochAssembly {
         case .held: break
         case .live, .completed: newestLiveFix[key] = location
         }
-        return .accepted(location, forgotten: forgotten)
+        return .accepted(location, forgotten: forgotten, completesEpoch: completesEpoch)
     }
 
-    /// A GST of `device`'s epoch at `time`. One that comes after its epoch's TPV completes that receiver's live
-    /// fix: returned, to be assembled again as a later TPV of the epoch would be, with the time it first arrived.
+    /// A GST of `device`'s epoch at `time`: whether it completes its epoch (``EpochEnds``), and, if it comes after
+    /// its epoch's TPV, that receiver's live fix it completes, to be assembled again as a later TPV of the epoch
+    /// would be, with the time it first arrived.
     mutating func deviation(
         _ deviation: Location.Deviation, device: String?, time: Date
+    ) -> (completesEpoch: Bool, fix: (completed: Location, arrival: Location.Arrival)?) {
+        let completesEpoch = ends.report(device: device, time: time)
+        return (completesEpoch, complete(with: deviation, device: device, time: time))
+    }
+
+    private mutating func complete(
+        with deviation: Location.Deviation, device: String?, time: Date
     ) -> (completed: Location, arrival: Location.Arrival)? {
         if deviations[device ?? ""] == nil, deviations.count >= Self.maximumReceivers {
             deviations.remove(at: deviations.startIndex)   // one receiver's, to bound them
@@ -161,6 +175,7 @@ struct EpochAssembly {
     private mutating func makeRoomForAReceiver() -> String? {
         guard coalescer.receiverCount >= Self.maximumReceivers, let oldest = coalescer.oldestReceiver else { return nil }
         coalescer.forget(oldest)
+        ends.forget(oldest)
         clocks[oldest] = nil
         newestLiveFix[oldest] = nil
         deviations[oldest] = nil

@@ -37,7 +37,7 @@ extension LocationManager {
     ///   - desiredAccuracy: only fixes at least this accurate (metres); `nil` takes any.
     ///   - distanceFilter: only fixes at least this far (metres) from the last one passed.
     ///   - delivery: each epoch as its reports come (``EpochDelivery/asReported``, the default: the least
-    ///     latency), or once, complete, when the next begins (``EpochDelivery/oncePerEpoch``).
+    ///     latency), or once, complete, when it is over (``EpochDelivery/oncePerEpoch``).
     ///   - onEnd: called once when the subscription ends: with the error of a fatal failure, or `nil`.
     ///   - handler: called with each fix. It must not block.
     /// - Returns: the subscription, which runs while it is held: cancel it, or release it, to end it.

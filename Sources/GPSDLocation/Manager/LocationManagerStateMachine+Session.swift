@@ -130,10 +130,13 @@ extension LocationManagerStateMachine {
             // That receiver has lost its fix: the epoch streams hold of it is over.
             return subscriptions.flushHeldEpochs(of: device ?? "").actions + announce(status.noFix())
         case .deviation(let deviation, let device, let time):
-            guard let time, let (completed, firstArrival) = epochs.deviation(deviation, device: device, time: time) else {
-                return announce(status.reportArrived())
-            }
-            return receive(completed, origin: .completed, now: now, arrival: firstArrival)
+            guard let time else { return announce(status.reportArrived()) }
+            let (completesEpoch, fix) = epochs.deviation(deviation, device: device, time: time)
+            var actions = fix.map { receive($0.completed, origin: .completed, now: now, arrival: $0.arrival) }
+                ?? announce(status.reportArrived())
+            // The GST ends its epoch: the streams that take each epoch once pass it on now, not when the next begins.
+            if completesEpoch { actions += subscriptions.flushHeldEpochs(of: device ?? "").actions }
+            return actions
         case .other: return announce(status.reportArrived())
         case .error(let message):
             // gpsd answers a command it cannot carry out (a WATCH of a device it does not have) with ERROR.
@@ -157,11 +160,17 @@ extension LocationManagerStateMachine {
         into batch: inout ActionBatch
     ) {
         let location: Location
+        let completesEpoch: Bool
         switch epochs.assemble(reported, origin: origin, now: now, arrival: arrival) {
         case .older: return
-        case .repeated: return batch.append(contentsOf: announce(status.reportArrived()))
-        case .accepted(let accepted, let forgotten):
+        case .repeated(let completes):
+            batch.append(contentsOf: announce(status.reportArrived()))
+            // The report adds nothing, but ends its epoch: what the streams hold of it is passed on now.
+            if completes { batch.append(subscriptions.flushHeldEpochs(of: reported.device ?? "")) }
+            return
+        case .accepted(let accepted, let forgotten, let completes):
             location = accepted
+            completesEpoch = completes
             if let forgotten { batch.append(subscriptions.forget(receiver: forgotten)) }
         }
         // A fix gpsd held says nothing of whether fixes are coming.
@@ -174,6 +183,8 @@ extension LocationManagerStateMachine {
         if let rejection = delivery.rejectionToDelegate {
             batch.append(.reportRejection(rejection, generation: subscriptions.generation))
         }
+        // Its report ends the epoch: the streams that take each epoch once pass it on now, not when the next begins.
+        if completesEpoch { batch.append(subscriptions.flushHeldEpochs(of: location.device ?? "")) }
         if delivery.endedAny { batch.append(contentsOf: demandChanged()) }
     }
 

@@ -22,7 +22,7 @@ struct EpochAssemblyTests {
             switch onFix {
             case .older: self = .older
             case .repeated: self = .repeated
-            case .accepted(let location, let forgotten): self = .accepted(location, forgotten: forgotten)
+            case .accepted(let location, let forgotten, _): self = .accepted(location, forgotten: forgotten)
             }
         }
 
@@ -183,7 +183,7 @@ struct EpochAssemblyTests {
 
     @Test func assembleForgettingAReceiverForgetsItsGST() {
         var assembly = EpochAssembly()
-        _ = assembly.deviation(Self.deviation, device: "/dev/r0", time: Self.time(1))
+        _ = assembly.deviation(Self.deviation, device: "/dev/r0", time: Self.time(1)).fix
         for n in 0...EpochAssembly.maximumReceivers {
             _ = Self.assemble(&assembly, Location.sample(second: 0, device: "/dev/r\(n)"))
         }
@@ -196,7 +196,7 @@ struct EpochAssemblyTests {
 
     @Test func deviationBeforeItsEpochsTPVJoinsTheTPV() {
         var assembly = EpochAssembly()
-        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)) == nil)
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)).fix == nil)
         var joined = Location.sample(second: 1)
         joined.deviation = Self.deviation
         #expect(Self.assemble(&assembly, Location.sample(second: 1)) == .accepted(joined, forgotten: nil))
@@ -204,8 +204,8 @@ struct EpochAssemblyTests {
 
     @Test func deviationBeforeATPVOfAnotherEpochOrReceiverJoinsNothing() {
         var assembly = EpochAssembly()
-        _ = assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1))
-        _ = assembly.deviation(Self.deviation, device: "/dev/other", time: Self.time(2))
+        _ = assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)).fix
+        _ = assembly.deviation(Self.deviation, device: "/dev/other", time: Self.time(2)).fix
         let fix = Location.sample(second: 2)
         #expect(Self.assemble(&assembly, fix) == .accepted(fix, forgotten: nil))
     }
@@ -214,7 +214,7 @@ struct EpochAssemblyTests {
         var assembly = EpochAssembly()
         let fix = Location.sample(second: 1)
         _ = Self.assemble(&assembly, fix, at: 10)
-        let joined = assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1))
+        let joined = assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)).fix
         let (completed, firstArrival) = try #require(joined)
         var expected = fix
         expected.deviation = Self.deviation
@@ -225,27 +225,27 @@ struct EpochAssemblyTests {
         let later = Location.Arrival(instant: Self.arrival.instant.advanced(by: .seconds(1)), date: Self.arrival.date)
         #expect(Self.assemble(&assembly, completed, at: 11, arrival: later) == .accepted(expected, forgotten: nil))
         // A second GST of that epoch completes nothing more.
-        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)) == nil)
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)).fix == nil)
     }
 
     @Test func deviationOfAnotherEpochCompletesNothing() {
         var assembly = EpochAssembly()
         _ = Self.assemble(&assembly, Location.sample(second: 2))
-        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)) == nil)
-        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(3)) == nil)
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)).fix == nil)
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(3)).fix == nil)
     }
 
     @Test func deviationOfAnotherReceiverCompletesNothing() {
         var assembly = EpochAssembly()
         _ = Self.assemble(&assembly, Location.sample(second: 1, device: "/dev/a"))
-        #expect(assembly.deviation(Self.deviation, device: "/dev/b", time: Self.time(1)) == nil)
-        #expect(assembly.deviation(Self.deviation, device: nil, time: Self.time(1)) == nil)
+        #expect(assembly.deviation(Self.deviation, device: "/dev/b", time: Self.time(1)).fix == nil)
+        #expect(assembly.deviation(Self.deviation, device: nil, time: Self.time(1)).fix == nil)
     }
 
     @Test func deviationAfterAHeldFixCompletesNothing() {
         var assembly = EpochAssembly()
         _ = Self.assemble(&assembly, Location.sample(second: 1), origin: .held(polledAt: Self.time(2)))
-        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)) == nil)
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)).fix == nil)
     }
 
     @Test func deviationAfterATPVThatHadOneCompletesNothing() {
@@ -253,7 +253,7 @@ struct EpochAssemblyTests {
         var fix = Location.sample(second: 1)
         fix.deviation = Location.Deviation(latitude: 2)
         _ = Self.assemble(&assembly, fix)
-        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)) == nil)
+        #expect(assembly.deviation(Self.deviation, device: "/dev/test", time: Self.time(1)).fix == nil)
     }
 
     // MARK: What is counted
@@ -340,12 +340,12 @@ struct EpochAssemblyTests {
 
     @Test func startAfreshForgetsTheGSTsAndTheLiveFixesTheyComplete() {
         var assembly = EpochAssembly()
-        _ = assembly.deviation(Self.deviation, device: "/dev/a", time: Self.time(1))
+        _ = assembly.deviation(Self.deviation, device: "/dev/a", time: Self.time(1)).fix
         _ = Self.assemble(&assembly, Location.sample(second: 1, device: "/dev/b"))
         assembly.startAfresh()
         let fix = Location.sample(second: 1, device: "/dev/a")
         #expect(Self.assemble(&assembly, fix) == .accepted(fix, forgotten: nil))   // without the GST
-        #expect(assembly.deviation(Self.deviation, device: "/dev/b", time: Self.time(1)) == nil)
+        #expect(assembly.deviation(Self.deviation, device: "/dev/b", time: Self.time(1)).fix == nil)
     }
 
     @Test func startAfreshKeepsTheNewestFixAndTheStatistics() throws {

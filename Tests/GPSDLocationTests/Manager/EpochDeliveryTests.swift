@@ -20,6 +20,14 @@ struct EpochDeliveryTests {
         return fix
     }
 
+    /// Epochs of two reports each, as gpsd sends them for RMC then GGA: the partial record, then the complete one.
+    private func sendEpochs(_ seconds: ClosedRange<Int>, to rig: AsyncRig) {
+        for second in seconds {
+            rig.source.send(partial(second))
+            rig.source.send(Location.sample(second: second))
+        }
+    }
+
     private func collect(_ updates: LocationUpdates) async throws -> [Location] {
         var received: [Location] = []
         for try await fix in updates { received.append(fix) }
@@ -31,10 +39,7 @@ struct EpochDeliveryTests {
         let once = rig.gps.updates(delivery: .oncePerEpoch)
         let asReported = rig.gps.updates()
         await rig.source.waitForOpening()
-        for second in 1...3 {
-            rig.source.send(partial(second))
-            rig.source.send(Location.sample(second: second))
-        }
+        sendEpochs(1...3, to: rig)
         rig.source.send(.finished)
         let complete = (1...3).map { Location.sample(second: $0) }
         // The last epoch is passed on when the recording ends: nothing is lost.
@@ -54,6 +59,51 @@ struct EpochDeliveryTests {
         rig.source.send(.finished)
         #expect(try await iterator.next() == partial(2))   // the most complete record epoch 2 had
         #expect(try await iterator.next() == nil)
+    }
+
+    @Test func anEpochIsPassedOnAsSoonAsItBringsAsManyReportsAsTheLastTwo() async throws {
+        let rig = AsyncRig()
+        let updates = rig.gps.updates(delivery: .oncePerEpoch)
+        var iterator = updates.makeAsyncIterator()
+        await rig.source.waitForOpening()
+        sendEpochs(1...2, to: rig)
+        rig.source.send(partial(3))   // epochs 1 and 2 brought two reports each
+        #expect(try await iterator.next() == Location.sample(second: 1))
+        #expect(try await iterator.next() == Location.sample(second: 2))
+        // Epoch 3's second report completes it: it is passed on now, with no report of epoch 4 sent. (Were it held
+        // until the next epoch, this would wait until the suite's time limit.)
+        rig.source.send(Location.sample(second: 3))
+        #expect(try await iterator.next() == Location.sample(second: 3))
+        rig.source.send(partial(4))
+        rig.source.send(Location.sample(second: 4))
+        #expect(try await iterator.next() == Location.sample(second: 4))
+        rig.source.send(.finished)
+        #expect(try await iterator.next() == nil, "each epoch once")
+    }
+
+    @Test func aRealTimeHandlerGetsACompleteEpochBeforeTheNextBegins() async throws {
+        let rig = AsyncRig()
+        let (fixes, continuation) = AsyncStream.makeStream(of: Location.self)
+        let subscription = rig.gps.manager.realTimeUpdates(delivery: .oncePerEpoch) { continuation.yield($0) }
+        await rig.source.waitForOpening()
+        sendEpochs(1...3, to: rig)
+        var iterator = fixes.makeAsyncIterator()
+        // Epochs 1 and 2 when the next began; epoch 3 at its second report, with nothing after it.
+        for second in 1...3 { #expect(await iterator.next() == Location.sample(second: second)) }
+        await subscription.cancel()
+    }
+
+    @Test func aReportAfterTheEpochWasCompleteIsNotPassedOnAgain() async throws {
+        let rig = AsyncRig()
+        let updates = rig.gps.updates(delivery: .oncePerEpoch)
+        await rig.source.waitForOpening()
+        sendEpochs(1...3, to: rig)
+        // A GST after epoch 3 was judged complete: it completes the record, which was passed on already.
+        let fix = Location.sample(second: 3)
+        rig.source.send(.report(.deviation(Location.Deviation(latitude: 0.8, longitude: 0.6, altitude: 1.9),
+                                           device: fix.device, time: fix.timestamp)))
+        rig.source.send(.finished)
+        #expect(try await collect(updates) == (1...3).map { Location.sample(second: $0) })
     }
 
     @Test func losingTheFixEndsTheEpoch() async throws {

@@ -95,7 +95,7 @@ struct ReceiverClockFilterTests {
                     instant: .now, date: Self.time(arrivalTime).addingTimeInterval(offset), delay: nil)
                 let outcome = assembly.assemble(
                     Location.sample(second: second), origin: .live, now: .seconds(1000 + arrivalTime), arrival: arrival)
-                guard case .accepted(let location, _) = outcome else { return nil }
+                guard case .accepted(let location, _, _) = outcome else { return nil }
                 return location.arrival?.delay
             }
         }
