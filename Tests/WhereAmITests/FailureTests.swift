@@ -140,8 +140,10 @@ extension WhereAmIProcessTests {
               .enabled(if: GPSFake.isAvailable))
         func connectionLost() async throws {
             let track = try ExpectedTrack("twod")
-            // Played once; gpsd stays up until every epoch but the last (which whereami holds until the epoch is
-            // whole: the connection's end says so) is printed, then goes away.
+            // Played once; gpsd stays up until every epoch is printed, then goes away. whereami writes an epoch once
+            // it is whole: as its last report arrives once the receiver's epochs have shown how many make one, else
+            // when the next begins, or the connection's end says so. So all but the last are awaited, and the last
+            // waited for (it may come only with the connection's end).
             try await withGPSFake("twod.nmea", cycle: 0.02, once: true, lingerAfterEnd: 60) { fake in
                 let process = try await startWhereAmI(["--follow", "--format", "gpx", fake.server])
                 let printed = await process.waitForOutput(timeout: .seconds(30)) {
@@ -149,6 +151,9 @@ extension WhereAmIProcessTests {
                 }
                 guard await requireLive(printed, "the track's fixes but the last", fake: fake, process: process) else {
                     return
+                }
+                _ = await process.waitForOutput(timeout: .seconds(30)) {
+                    $0.components(separatedBy: "<trkpt").count - 1 >= track.fixes.count
                 }
                 await fake.stop()
                 let reconnecting = await process.waitForOutput(onStandardError: true, timeout: .seconds(30)) {

@@ -23,10 +23,11 @@ extension WhereAmIProcessTests {
             try await withScratchDirectory { directory in
                 let log = try writeLog(cycles, named: "just-before-now.nmea", in: directory)
                 try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 1, waitForClient: true) { fake in
-                    // A first client starts the log and follows it until the last epoch's first report closes the one
-                    // before (whereami writes an epoch once it is whole); gpsd then holds the last.
-                    let first = try await whereami("--follow", "--count", "4", "--format", "json", "-q", fake.server)
-                    guard await requireLive(first.status == 0 && first.stdoutLines.count == 4, "four epochs: \(first)",
+                    // A first client starts the log and follows it to its last epoch: whereami writes an epoch once it
+                    // is whole, here as its last report arrives (the receiver's epochs have shown how many make one);
+                    // gpsd then holds the last.
+                    let first = try await whereami("--follow", "--count", "5", "--format", "json", "-q", fake.server)
+                    guard await requireLive(first.status == 0 && first.stdoutLines.count == 5, "five epochs: \(first)",
                                             fake: fake) else { return }
                     let polls = fake.pollRepliesWithFix
 

@@ -36,8 +36,10 @@ extension WhereAmIProcessTests {
         func linesArriveAsFixesCome() async throws {
             // Five epochs played once; then gpsd stays up and silent. What reaches the pipe before the SIGINT was
             // written through as it came: a buffered whereami would show nothing (the lines are far under a
-            // buffer), and nothing else (an exit, more fixes) could push it out. The fifth epoch is held until the
-            // signal (whereami writes an epoch once it is whole), so the first four are awaited.
+            // buffer), and nothing else (an exit, more fixes) could push it out. whereami writes an epoch once it is
+            // whole: as its last report arrives once the receiver's epochs have shown how many make one, else when
+            // the next begins; so the first four are awaited, and the fifth (written now, or at the signal) is
+            // waited for before the signal, so that gpsd has sent it.
             let times = (0..<5).map(RestartTests.time)
             try await withScratchDirectory("follow") { directory in
                 let log = try RestartTests.log(0..<5, in: directory)
@@ -48,7 +50,8 @@ extension WhereAmIProcessTests {
                     #expect(process.isRunning, "written through while running, not buffered until exit")
                     guard await requireLive(four, "the first four epochs' lines", fake: fake, process: process) else { return }
                     let early = try process.stdoutSoFar.split(separator: "\n").map { try Formats.jsonRecord(String($0)).timestamp }
-                    #expect(early == Array(times.prefix(4)), "each epoch once, in order: \(early)")
+                    #expect(early.count >= 4 && early == Array(times.prefix(early.count)), "each epoch once, in order: \(early)")
+                    _ = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(times[4]) }
 
                     let result = await Self.end(process, by: .SIGINT)
                     #expect(result.stdout.hasSuffix("\n"), "no half-written line")
@@ -123,10 +126,13 @@ extension WhereAmIProcessTests {
                 try await GPSFake.run(logs: [log], cycle: 0.01, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in
                     let process = try await CLIProcess.start(
                         ["--follow", "--format", "json", "-q", fake.server], slowReader: .seconds(1), pausingAfterFirstOutput: true)
-                    // The last epoch is held until the signal (whereami writes an epoch once it is whole).
+                    // whereami writes an epoch once it is whole: as its last report arrives once the receiver's epochs
+                    // have shown how many make one, else when the next begins (the last at the signal). The 59th is
+                    // awaited, and the 60th waited for before the signal, so that gpsd has sent it.
                     let written = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(times[58]) }
                     guard await requireLive(written, "the log's epochs up to the 59th", fake: fake, process: process)
                     else { return }
+                    _ = await process.waitForOutput(timeout: .seconds(30)) { $0.contains(times[59]) }
                     let result = await Self.end(process, by: .SIGINT)
                     #expect(result.stdout.hasSuffix("\n"), "no half-written line")
                     let printed = try result.stdoutLines.compactMap { try Formats.jsonRecord($0).timestamp }
