@@ -114,8 +114,6 @@ package struct AsyncLocationStateMachine {
 }
 
 extension SubscriptionEvent {
-    var isEnd: Bool { if case .ended = self { true } else { false } }
-
     /// Whether it is what a one-shot request ends with: a fix, or an end.
     var endsARequest: Bool {
         switch self {

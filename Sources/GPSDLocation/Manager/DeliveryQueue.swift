@@ -1,8 +1,8 @@
 import GPSDCore
 
 /// Deliveries decided under a lock and made outside it, in the order they were decided, whichever threads
-/// decided them: the one ordered-delivery type of the delegate's calls (``LocationManager``), the async bridge's
-/// streams (``AsyncLocationManager``) and the geofence monitor's subscribers (``GeofenceMonitor``).
+/// decided them: the delegate's calls (``LocationManager``) and the geofence monitor's subscribers
+/// (``GeofenceMonitor``). (The manager's consumers have hand-overs of their own in ``ManagerStorage``.)
 ///
 /// Two ways to drain it. One item at a time (``popFirst()``), by a serial consumer that was told once for each
 /// item queued: the delegate queue runs one block per call. Or by one thread at a time: the thread that queues
