@@ -83,24 +83,3 @@ struct DelegateCall {
         if case .heading = kind { true } else { false }
     }
 }
-
-extension DeliveryQueue<DelegateCall> {
-    /// Queues the delegate calls among `actions`, in order; returns how many.
-    @discardableResult
-    mutating func queue(_ actions: [LocationManagerStateMachine.Action]) -> Int {
-        let before = count
-        for action in actions {
-            switch action {
-            case .deliver(let locations, let generation): append(DelegateCall(kind: .locations(locations), generation: generation))
-            case .fail(let error, let generation): append(DelegateCall(kind: .failure(error), generation: generation))
-            case .reportStatus(let status, let generation): append(DelegateCall(kind: .status(status), generation: generation))
-            case .reportRejection(let rejection, let generation):
-                append(DelegateCall(kind: .rejection(rejection), generation: generation))
-            case .deliverHeading(let heading, let generation): append(DelegateCall(kind: .heading(heading), generation: generation))
-            case .reportSatellites(let sky, let generation): append(DelegateCall(kind: .satellites(sky), generation: generation))
-            default: break
-            }
-        }
-        return count - before
-    }
-}

@@ -12,7 +12,7 @@ extension LocationManager {
     /// An id to subscribe with. Giving it back with ``unsubscribe(_:)`` before ``subscribe(_:_:consumer:)``
     /// means the subscription never happens.
     package func reserveSubscription() -> SubscriptionID {
-        modifyStateAndRunActions { ($0.machine.subscriptions.reserve(), []) }
+        modifyStateAndRunActions { ($0.machine.subscriptions.reserve(), Decision()) }
     }
 
     /// Starts a subscription under a reserved id: the source runs until it is given back or the manager ends
@@ -21,8 +21,8 @@ extension LocationManager {
     @discardableResult
     package func subscribe(_ id: SubscriptionID, _ request: SubscriptionRequest, consumer: any SubscriptionConsumer) -> Bool {
         modifyStateAndRunActions { state in
-            guard let actions = state.machine.subscribe(id, request, consumer) else { return (false, []) }
-            return (true, actions)
+            guard let decision = state.machine.subscribe(id, request, consumer) else { return (false, Decision()) }
+            return (true, decision)
         }
     }
 
@@ -43,15 +43,14 @@ extension LocationManager {
     /// thread) runs on a thread of its own. ``settleSessions(upTo:)``, and so every stop, still waits for it.
     @discardableResult
     package func unsubscribe(_ id: SubscriptionID) -> EndedSubscription? {
-        let (subscription, actions) = storage.decide { state -> (EndedSubscription?, [LocationManagerStateMachine.Action]) in
-            guard let (subscription, actions) = state.machine.unsubscribe(id) else { return (nil, []) }
-            return (subscription, actions)
+        let (subscription, decision) = storage.decide { state -> (EndedSubscription?, Decision) in
+            state.machine.unsubscribe(id) ?? (nil, Decision())
         }
-        guard actions.contains(where: \.opensOrClosesASession) else {
-            perform(actions)
+        guard decision.opensOrClosesASession else {
+            perform(decision)
             return subscription
         }
-        if let thread = try? SystemThread(name: "gpsd-close", { self.perform(actions) }) {
+        if let thread = try? SystemThread(name: "gpsd-close", { self.perform(decision) }) {
             // This thread decided the step but does not carry it out: a stop on it waits for it like any other.
             let current = SystemThread.currentID
             storage.update { state in
@@ -59,7 +58,7 @@ extension LocationManager {
             }
             thread.detach()
         } else {
-            perform(actions)   // the system has no thread to spare: here, as before
+            perform(decision)   // the system has no thread to spare: here, as before
         }
         return subscription
     }
@@ -70,8 +69,8 @@ extension LocationManager {
     @discardableResult
     package func endSubscriptions(_ ids: [SubscriptionID]) -> [SubscriptionID] {
         modifyStateAndRunActions { state in
-            let (actions, ended) = state.machine.endSubscriptions(ids)
-            return (ended, actions)
+            let (decision, ended) = state.machine.endSubscriptions(ids)
+            return (ended, decision)
         }
     }
 
@@ -87,7 +86,7 @@ extension LocationManager {
     }
 
     package func removeObserver(_ id: Int) {
-        modifyStateAndRunActions { ($0.machine.removeObserver(id), []) }
+        modifyStateAndRunActions { ($0.machine.removeObserver(id), Decision()) }
     }
 
     /// What holds a replay back while a consumer falls behind; `nil` for a live gpsd.
@@ -101,65 +100,69 @@ extension LocationManager {
 
     // MARK: Acting
 
+    typealias Decision = LocationManagerStateMachine.Decision
+
     /// The one way in: decides under the lock (``ManagerStorage/decide(_:)``), then carries out what was
     /// decided, after unlocking. Every input of the manager goes through here, but an unsubscribe, which carries
     /// a session's closing out on a thread of its own (``unsubscribe(_:)``).
     @discardableResult
-    func modifyStateAndRunActions<Result>(
-        _ body: (inout ManagerStorage.State) -> (Result, [LocationManagerStateMachine.Action])
-    ) -> Result {
-        let (result, actions) = storage.decide(body)
-        perform(actions)
+    func modifyStateAndRunActions<Result>(_ body: (inout ManagerStorage.State) -> (Result, Decision)) -> Result {
+        let (result, decision) = storage.decide(body)
+        perform(decision)
         return result
     }
 
     /// ``modifyStateAndRunActions(_:)`` of an input of the state machine alone.
-    func modifyStateAndRunActions(_ input: (inout LocationManagerStateMachine) -> [LocationManagerStateMachine.Action]) {
+    func modifyStateAndRunActions(_ input: (inout LocationManagerStateMachine) -> Decision) {
         perform(storage.decide(input))
     }
 
-    /// Carries out what the state machine decided, in order, outside the lock. Opening and closing a session
-    /// report back, and what the machine decides then is carried out next, on this thread.
-    func perform(_ actions: [LocationManagerStateMachine.Action]) {
-        var pending = actions[...]
-        while let action = pending.popFirst() {
-            switch action {
-            case .openSession(let number):
+    /// Carries out what the state machine decided, outside the lock, part by part in the order
+    /// ``LocationManagerStateMachine/Decision`` gives. Opening and closing a session report back, and what the
+    /// machine decides then is carried out next, on this thread.
+    func perform(_ decision: Decision) {
+        var next: Decision? = decision
+        while let decision = next {
+            next = nil
+            // Queued in the outbox, in the order decided: each block makes the oldest call still there. A replay
+            // waits while too many are queued and not yet returned (``ManagerStorage``).
+            for _ in decision.delegateCalls { delegateQueue.async { [weak self] in self?.callDelegate() } }
+            // This thread took the hand-overs: it hands each consumer its notices until none is left.
+            decision.notifications.forEach { storage.hand($0.notices, to: $0.consumer) }
+            for batch in decision.observations.batches { storage.tell(batch.events, to: batch.observer, id: batch.id) }
+            decision.heldFixRequest?.requestHeldFix()
+            for problem in decision.problems {
+                storage.read { $0.logger }.warning(
+                    "gpsd sent \(problem): \(problem.dropsFix ? "the fix is dropped" : "the value is left out"); further ones are only counted")
+            }
+            for timer in decision.timers {
+                switch timer {
+                case .requestTimeout(let request, let delay):
+                    schedule(after: delay) { $0.requestTimedOut(request) }
+                case .reconnect(let timer, let delay):
+                    schedule(after: delay) { $0.reconnectTimerFired(timer) }
+                case .watchdog(let timer, let delay):
+                    let clock = clock
+                    schedule(after: delay) { $0.watchdogFired(timer, now: clock.now) }
+                }
+            }
+            switch decision.transition {
+            case nil: break
+            case .open(let number):
                 joinUnjoinedSessions()   // one reader thread at a time
                 do {
                     let session = try source.openSession { [weak self] events in self?.receive(events, session: number) }
-                    pending += storage.decide { $0.sessionOpened(number, session) }
+                    next = storage.decide { $0.sessionOpened(number, session) }
                 } catch {
-                    pending += storage.decide { $0.sessionFailedToOpen(number, error) }
+                    next = storage.decide { $0.sessionFailedToOpen(number, error) }
                 }
-            case .closeSession(let number, let session):
+            case .close(let number, let session):
                 session.close()
                 let unjoined = session.isOnItsThread   // it ended itself: its thread ends when this returns
-                pending += storage.decide { state in
+                next = storage.decide { state in
                     if unjoined { state.unjoined.append(session) }
                     return ((), state.machine.sessionClosed(number))
                 }.1
-            case .requestHeldFix(let session):
-                session.requestHeldFix()
-            case .deliver, .deliverHeading, .fail, .reportStatus, .reportSatellites, .reportRejection:
-                // Queued in the outbox, in the order decided: each block makes the oldest call still there. A
-                // replay waits while too many are queued and not yet returned (``ManagerStorage``).
-                delegateQueue.async { [weak self] in self?.callDelegate() }
-            case .notify(let consumer, let notices):
-                // This thread took the hand-over: it hands `consumer` its notices until none is left.
-                storage.hand(notices, to: consumer)
-            case .observe(let observers, let event):
-                for (id, observer) in observers { storage.tell(event, to: observer, id: id) }
-            case .scheduleRequestTimeout(let request, let delay):
-                schedule(after: delay) { $0.requestTimedOut(request) }
-            case .scheduleReconnect(let timer, let delay):
-                schedule(after: delay) { $0.reconnectTimerFired(timer) }
-            case .scheduleWatchdog(let timer, let delay):
-                let clock = clock
-                schedule(after: delay) { $0.watchdogFired(timer, now: clock.now) }
-            case .log(let problem):
-                storage.read { $0.logger }.warning(
-                    "gpsd sent \(problem): \(problem.dropsFix ? "the fix is dropped" : "the value is left out"); further ones are only counted")
             }
         }
     }
@@ -191,7 +194,7 @@ extension LocationManager {
 
     /// Runs `decision` on the state machine after `delay`, and carries out what it decides.
     private func schedule(
-        after delay: Duration, _ decision: @escaping @Sendable (inout LocationManagerStateMachine) -> [LocationManagerStateMachine.Action]
+        after delay: Duration, _ decision: @escaping @Sendable (inout LocationManagerStateMachine) -> Decision
     ) {
         clock.schedule(after: delay) { [weak self] in
             self?.modifyStateAndRunActions(decision)
@@ -202,11 +205,7 @@ extension LocationManager {
     /// together, each consumer's notices in one batch, so a stream's consumer wakes once for all of them.
     private func receive(_ events: [SourceEvent], session: Int) {
         let (now, arrival) = (clock.now, clock.arrival)
-        modifyStateAndRunActions { state in
-            var batch = ActionBatch()
-            for event in events { state.machine.handle(event, session: session, now: now, arrival: arrival, into: &batch) }
-            return ((), batch.actions)
-        }
+        modifyStateAndRunActions { $0.handle(events, session: session, now: now, arrival: arrival) }
     }
 
     /// Makes the oldest delegate call decided and not yet made, unless a stop came after it was decided; while
@@ -238,63 +237,6 @@ extension LocationManager {
             }) {
                 state.callbacks.remove(at: index)
             }
-        }
-    }
-}
-
-/// The actions of events that came together, with each consumer's notices joined into one batch: notices for a
-/// consumer already notified since the last opening, closing or timer join its batch; notifications of other
-/// consumers, observations, delegate calls and logs do not stand in the way (what consumers are told relative
-/// to each other was never ordered). A consumer's notices keep their order within its batch.
-struct ActionBatch {
-    private(set) var actions: [LocationManagerStateMachine.Action] = []
-    /// Where each consumer's batch is in `actions`, since the last action nothing may move across: a few
-    /// consumers at most, looked up one by one (cheaper than hashing for so few).
-    private var batches: [(consumer: ObjectIdentifier, index: Int)] = []
-
-    private func batchIndex(of key: ObjectIdentifier) -> Int? {
-        for batch in batches where batch.consumer == key { return batch.index }
-        return nil
-    }
-
-    mutating func append(_ action: LocationManagerStateMachine.Action) {
-        switch action {
-        case .notify(let consumer, let notices):
-            let key = ObjectIdentifier(consumer)
-            guard let index = batchIndex(of: key), case .notify(_, var batch) = actions[index] else {
-                batches.append((key, actions.count))
-                actions.append(action)
-                return
-            }
-            // The slot gives its array up first, so that appending does not copy the batch each time (an empty
-            // notice for the same consumer: nothing, were it ever carried out).
-            actions[index] = .notify(consumer, [])
-            batch += notices
-            actions[index] = .notify(consumer, batch)
-        case .observe, .deliver, .deliverHeading, .fail, .reportStatus, .reportSatellites, .reportRejection, .log:
-            actions.append(action)
-        default:
-            batches.removeAll(keepingCapacity: true)
-            actions.append(action)
-        }
-    }
-
-    mutating func append(contentsOf actions: [LocationManagerStateMachine.Action]) {
-        for action in actions { append(action) }
-    }
-
-    /// Each notice joins its consumer's batch, without an array of its own on the way.
-    mutating func append(_ notifications: Notifications) {
-        notifications.forEach { consumer, notice in
-            let key = ObjectIdentifier(consumer)
-            guard let index = batchIndex(of: key), case .notify(_, var batch) = actions[index] else {
-                batches.append((key, actions.count))
-                actions.append(.notify(consumer, [notice]))
-                return
-            }
-            actions[index] = .notify(consumer, [])
-            batch.append(notice)
-            actions[index] = .notify(consumer, batch)
         }
     }
 }

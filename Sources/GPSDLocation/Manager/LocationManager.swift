@@ -229,15 +229,15 @@ public final class LocationManager: Sendable {
     /// A stop of the delegate's fixes or its headings: decides `stop`, lets the sessions settle, then (unless
     /// called from inside a callback) waits until no callback of that kind decided before it is still running.
     func stopDelegateCalls(
-        headings: Bool, _ stop: (inout LocationManagerStateMachine) -> [LocationManagerStateMachine.Action]
+        headings: Bool, _ stop: (inout LocationManagerStateMachine) -> LocationManagerStateMachine.Decision
     ) {
         let thread = SystemThread.currentID
         let (generation, insideCallback, session) = modifyStateAndRunActions { state in
-            let actions = stop(&state.machine)
+            let decision = stop(&state.machine)
             let subscriptions = state.machine.subscriptions
             let generation = headings ? subscriptions.headingGeneration : subscriptions.generation
             return ((generation, state.callbacks.contains { $0.thread == thread }, state.machine.session.sessionCount),
-                    actions)
+                    decision)
         }
         settleSessions(upTo: session)
         guard !insideCallback else { return }

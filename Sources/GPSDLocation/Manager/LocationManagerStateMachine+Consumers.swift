@@ -4,38 +4,43 @@ import GPSDCore
 extension LocationManagerStateMachine {
     // MARK: The delegate
 
-    mutating func startUpdating() -> [Action] {
+    mutating func startUpdating() -> Decision {
         subscriptions.startDelegateUpdates()
         return demandChanged()
     }
 
-    mutating func stopUpdating() -> [Action] {
+    mutating func stopUpdating() -> Decision {
         subscriptions.stopDelegate()
         return demandChanged()
     }
 
-    mutating func startUpdatingHeading() -> [Action] {
+    mutating func startUpdatingHeading() -> Decision {
         subscriptions.startDelegateHeadings()
         return demandChanged()
     }
 
-    mutating func stopUpdatingHeading() -> [Action] {
+    mutating func stopUpdatingHeading() -> Decision {
         subscriptions.stopDelegateHeadings()
         return demandChanged()
     }
 
     /// A new one-shot request of the delegate, replacing a pending one; it fails after ``requestTimeout``.
-    mutating func requestLocation() -> [Action] {
+    mutating func requestLocation() -> Decision {
         let number = subscriptions.requestDelegateLocation(sawConnection: session.isConnected)
-        return demandChanged() + [.scheduleRequestTimeout(request: number, after: requestTimeout)]
+        var decision = demandChanged()
+        decision.timers.append(.requestTimeout(request: number, after: requestTimeout))
+        return decision
     }
 
-    mutating func requestTimedOut(_ number: Int) -> [Action] {
-        guard subscriptions.delegateRequestTimedOut(number) else { return [] }
+    mutating func requestTimedOut(_ number: Int) -> Decision {
+        guard subscriptions.delegateRequestTimedOut(number) else { return Decision() }
         let error = LocationError(
             .locationUnknown, "no fix\(subscriptions.desiredAccuracy.map { " within \($0) m" } ?? "") in \(requestTimeout)",
             bestLocation: epochs.latest?.location)
-        return [.fail(error, generation: subscriptions.generation)] + demandChanged()
+        var decision = Decision()
+        decision.call(.failure(error), generation: subscriptions.generation)
+        demandChanged(into: &decision)
+        return decision
     }
 
     // MARK: Other consumers
@@ -43,27 +48,32 @@ extension LocationManagerStateMachine {
     /// Subscribes `consumer` under a reserved id; `nil` if the id was given back meanwhile (nothing is held).
     mutating func subscribe(
         _ id: SubscriptionID, _ request: SubscriptionRequest, _ consumer: any SubscriptionConsumer
-    ) -> [Action]? {
+    ) -> Decision? {
         guard subscriptions.subscribe(id, request, consumer, sawConnection: session.isConnected) else { return nil }
         // A timeline starts with the status now, before whatever subscribing changes.
-        var actions = subscriptions.tellStatus(status.current, only: id).actions + demandChanged()
+        var decision = Decision()
+        decision.notifications.add(subscriptions.tellStatus(status.current, only: id))
+        demandChanged(into: &decision)
         // A request that takes gpsd's held fix asks for it now if a session is open; one opening asks then.
-        if request.maximumAge != nil, let open = session.openSession { actions.append(.requestHeldFix(open)) }
-        return actions
+        if request.maximumAge != nil, let open = session.openSession { decision.heldFixRequest = open }
+        return decision
     }
 
     /// Gives an id back: a reservation is dropped, a live subscription ends. Returns what a live subscription
     /// had seen, or `nil` if it had ended already (or never subscribed).
-    mutating func unsubscribe(_ id: SubscriptionID) -> (EndedSubscription, [Action])? {
+    mutating func unsubscribe(_ id: SubscriptionID) -> (EndedSubscription, Decision)? {
         guard let ended = subscriptions.unsubscribe(id) else { return nil }
         return (ended, demandChanged())
     }
 
     /// Ends the live subscriptions `ids` for their consumer (``SubscriptionTable/endSubscriptions(_:)``); returns
     /// the ids whose end was decided, now or before.
-    mutating func endSubscriptions(_ ids: [SubscriptionID]) -> (actions: [Action], ended: [SubscriptionID]) {
+    mutating func endSubscriptions(_ ids: [SubscriptionID]) -> (decision: Decision, ended: [SubscriptionID]) {
         let (notifications, ended) = subscriptions.endSubscriptions(ids)
-        return (notifications.actions + demandChanged(), ended)
+        var decision = Decision()
+        decision.notifications = notifications
+        demandChanged(into: &decision)
+        return (decision, ended)
     }
 
     // MARK: Observers
@@ -72,9 +82,11 @@ extension LocationManagerStateMachine {
     /// anything decided later.
     mutating func addObserver(
         _ observer: @escaping SubscriptionTable.Observer, startingWithStatus: Bool
-    ) -> (id: Int, actions: [Action]) {
+    ) -> (id: Int, decision: Decision) {
         let id = subscriptions.addObserver(observer)
-        return (id, startingWithStatus ? [.observe(subscriptions.observers(only: id), .status(status.current))] : [])
+        var decision = Decision()
+        if startingWithStatus { decision.observations.add(.status(status.current), for: subscriptions.observers(only: id)) }
+        return (id, decision)
     }
 
     mutating func removeObserver(_ id: Int) {

@@ -3,7 +3,7 @@ import GPSDCore
 
 /// The logic of ``LocationManager`` apart from its lock and threads: three parts, each a value with its own
 /// state and results, and this machine, which hands each input to the part it concerns and turns the part's
-/// result into what the manager does after unlocking (``Action``), as HTTPConnectionPool's state machine hands
+/// result into what the manager does after unlocking (a ``Decision``), as HTTPConnectionPool's state machine hands
 /// its inputs to its HTTP/1 connections.
 ///
 /// - ``SessionStateMachine``: the session's life, reconnection and backoff, the watchdog.
@@ -14,41 +14,6 @@ import GPSDCore
 /// one place that opens and closes sessions. The inputs are in the extensions: the consumers' (+Consumers) and
 /// the session's (+Session).
 struct LocationManagerStateMachine {
-    /// What the manager carries out after unlocking, in order.
-    enum Action {
-        case openSession(number: Int)
-        case closeSession(number: Int, any SourceSession)
-        case requestHeldFix(any SourceSession)
-        /// Call the delegate with these fixes, unless ``LocationManager/stopUpdatingLocation()`` came in between
-        /// (the generation changed).
-        case deliver([Location], generation: Int)
-        /// Call the delegate with a heading, unless ``LocationManager/stopUpdatingHeading()`` came in between (the
-        /// heading generation changed).
-        case deliverHeading(Heading, generation: Int)
-        case fail(LocationError, generation: Int)
-        case reportStatus(LocationStatus, generation: Int)
-        /// Tell the delegate of a SKY report's satellites.
-        case reportSatellites(SkyView, generation: Int)
-        /// Tell the delegate its desired accuracy has rejected every fix for the stale timeout.
-        case reportRejection(FixRejection, generation: Int)
-        case notify(any SubscriptionConsumer, [SubscriptionNotice])
-        /// Tell these observers of an event.
-        case observe([(id: Int, observer: SubscriptionTable.Observer)], ManagerEvent)
-        case scheduleRequestTimeout(request: Int, after: Duration)
-        case scheduleReconnect(timer: Int, after: Duration)
-        case scheduleWatchdog(timer: Int, after: Duration)
-        /// Log the first report problem of its kind.
-        case log(ReportProblem)
-
-        /// Whether carrying it out opens or closes a session.
-        var opensOrClosesASession: Bool {
-            switch self {
-            case .openSession, .closeSession: true
-            default: false
-            }
-        }
-    }
-
     var session: SessionStateMachine
     var subscriptions = SubscriptionTable()
     var epochs = EpochAssembly()
@@ -65,39 +30,49 @@ struct LocationManagerStateMachine {
     // MARK: Demand
 
     /// Opens a session when something wants one, closes it when nothing does: every change of demand ends here.
-    mutating func demandChanged() -> [Action] {
+    mutating func demandChanged(into decision: inout Decision) {
         switch session.demandChanged(wanted: subscriptions.wantsSession) {
-        case .none: []
-        case .open(let next): open(next)
-        case .close(let closing): [.closeSession(number: closing.number, closing.session)]
-        case .stopped: announce(status.stopped())
+        case .none: break
+        case .open(let next): open(next, into: &decision)
+        case .close(let closing): decision.transition(.close(number: closing.number, closing.session))
+        case .stopped: announce(status.stopped(), into: &decision)
         }
     }
 
+    /// ``demandChanged(into:)`` as an input's whole decision.
+    mutating func demandChanged() -> Decision {
+        var decision = Decision()
+        demandChanged(into: &decision)
+        return decision
+    }
+
     /// What opening session `next` means: a fresh start forgets the epochs; status says which attempt it is.
-    mutating func open(_ next: SessionStateMachine.SessionToOpen) -> [Action] {
+    mutating func open(_ next: SessionStateMachine.SessionToOpen, into decision: inout Decision) {
         if next.isFreshStart { epochs.startAfresh() }
-        return announce(status.connecting(attempt: next.attempt)) + [.openSession(number: next.number)]
+        announce(status.connecting(attempt: next.attempt), into: &decision)
+        decision.transition(.open(number: next.number))
     }
 
     // MARK: Telling
 
     /// Tells observers, the subscriptions that follow the status, and the delegate if it holds a subscription, of
     /// a new status.
-    mutating func announce(_ new: LocationStatus?) -> [Action] {
-        guard let new else { return [] }
-        return observe(.status(new)) + subscriptions.tellStatus(new).actions
-            + (subscriptions.delegateSubscribed ? [.reportStatus(new, generation: subscriptions.generation)] : [])
+    mutating func announce(_ new: LocationStatus?, into decision: inout Decision) {
+        guard let new else { return }
+        observe(.status(new), into: &decision)
+        decision.notifications.add(subscriptions.tellStatus(new))
+        if subscriptions.delegateSubscribed { decision.call(.status(new), generation: subscriptions.generation) }
     }
 
-    func observe(_ event: ManagerEvent) -> [Action] {
+    func observe(_ event: ManagerEvent, into decision: inout Decision) {
         let observers = subscriptions.observers()
-        return observers.isEmpty ? [] : [.observe(observers, event)]
+        if !observers.isEmpty { decision.observations.add(event, for: observers) }
     }
 
-    /// The end of subscriptions, as actions: the consumers' notices, then the delegate's failure.
-    func actions(of ending: SubscriptionTable.Ending) -> [Action] {
-        ending.notifications.actions + (ending.delegateFailure.map { [.fail($0, generation: subscriptions.generation)] } ?? [])
+    /// The end of subscriptions: the consumers' notices, then the delegate's failure.
+    func end(_ ending: SubscriptionTable.Ending, into decision: inout Decision) {
+        decision.notifications.add(ending.notifications)
+        if let failure = ending.delegateFailure { decision.call(.failure(failure), generation: subscriptions.generation) }
     }
 }
 

@@ -3,7 +3,7 @@ import GPSDCore
 import GPSDSystem
 
 /// A ``LocationManager``'s state and the one lock that guards it: the only place that takes the lock (as
-/// `ChannelStorage` is in swift-async-algorithms). What is decided under it comes back as actions, which the
+/// `ChannelStorage` is in swift-async-algorithms). What is decided under it comes back as a decision, which the
 /// manager carries out after unlocking (``LocationManager/modifyStateAndRunActions(_:)``).
 ///
 /// Order is kept where it is decided. Before the lock is released, delegate calls join the outbox, and each
@@ -14,7 +14,7 @@ import GPSDSystem
 /// them queued for it. So a consumer gets its notices in the order decided, one batch at a time, whichever
 /// threads decided them.
 final class ManagerStorage: Sendable {
-    typealias Action = LocationManagerStateMachine.Action
+    typealias Decision = LocationManagerStateMachine.Decision
 
     struct State {
         var machine: LocationManagerStateMachine
@@ -40,51 +40,38 @@ final class ManagerStorage: Sendable {
         /// How many delegate calls are decided and not yet returned: the depth of the delegate's buffer.
         var delegateBacklog: Int { outbox.count + callbacks.count }
 
-        /// Queues the notices and observations among `actions`: those for a consumer (an observer) that another
-        /// thread is handing over to are left to it and dropped from the actions; the others' hand-over is taken
-        /// by the actions, which the deciding thread carries out.
-        /// Returns how many notices it left to other threads.
+        /// Queues the notices and observations `decision` holds: those for a consumer (an observer) that another
+        /// thread is handing over to are left to it and dropped from the decision; the others' hand-over is taken
+        /// by the decision, which the deciding thread carries out.
+        /// Returns how many notices and events it left to other threads.
         ///
         /// A hand-over is taken where it is decided, so that decisions on two threads cannot swap; so it is held from
-        /// here until the action is carried out. A list never has notices after a session's opening or closing
-        /// (which may wait for a thread), lest that hold the consumer's notices back meanwhile: checked here.
-        mutating func route(_ actions: inout [Action]) -> Int {
+        /// here until the decision is carried out, which hands notices over before it opens or closes a session
+        /// (which may wait for a thread), lest that hold the consumer's notices back meanwhile.
+        mutating func route(_ decision: inout Decision) -> Int {
             var left = 0
-            var opensOrCloses = false
-            var index = actions.startIndex
-            while index < actions.endIndex {
-                switch actions[index] {
-                case .openSession, .closeSession: opensOrCloses = true
-                case .notify(let consumer, let notices):
-                    assert(!opensOrCloses, "notices after a session's opening or closing")
-                    let key = ObjectIdentifier(consumer)
-                    if handOvers[key] != nil {
-                        handOvers[key]!.append(contentsOf: notices)
-                        left += notices.count
-                        actions.remove(at: index)
-                        continue
+            if !decision.notifications.isEmpty {
+                decision.notifications.keep { batch in
+                    let key = ObjectIdentifier(batch.consumer)
+                    guard handOvers[key] == nil else {
+                        handOvers[key]!.append(contentsOf: batch.notices)
+                        left += batch.notices.count
+                        return false
                     }
                     handOvers[key] = []
-                case .observe(let observers, let event):
-                    assert(!opensOrCloses, "observations after a session's opening or closing")
-                    var taken: [(id: Int, observer: SubscriptionTable.Observer)] = []
-                    for (id, observer) in observers {
-                        if observerHandOvers[id] != nil {
-                            observerHandOvers[id]!.append(event)
-                            left += 1
-                        } else {
-                            observerHandOvers[id] = []
-                            taken.append((id, observer))
-                        }
-                    }
-                    if taken.isEmpty {
-                        actions.remove(at: index)
-                        continue
-                    }
-                    if taken.count != observers.count { actions[index] = .observe(taken, event) }
-                default: break
+                    return true
                 }
-                index += 1
+            }
+            if !decision.observations.isEmpty {
+                decision.observations.keep { batch in
+                    guard observerHandOvers[batch.id] == nil else {
+                        observerHandOvers[batch.id]!.append(contentsOf: batch.events)
+                        left += batch.events.count
+                        return false
+                    }
+                    observerHandOvers[batch.id] = []
+                    return true
+                }
             }
             return left
         }
@@ -109,27 +96,30 @@ final class ManagerStorage: Sendable {
     /// Runs `body` under the lock, and notes what it decided: its delegate calls are queued in the order decided,
     /// and the thread that decided an opening or closing is taken for the one that carries it out (an
     /// unsubscribe that hands its closing to a thread of its own says so after, ``LocationManager/unsubscribe(_:)``).
-    func decide<Result>(_ body: (inout State) -> (Result, [Action])) -> (Result, [Action]) {
+    func decide<Result>(_ body: (inout State) -> (Result, Decision)) -> (Result, Decision) {
         state.withLock { state in
-            var (result, actions) = body(&state)
+            var (result, decision) = body(&state)
             // Each buffer's depth is told the replay under this lock (the replay's lock never takes this one).
-            if state.outbox.queue(actions) > 0 { delegatePacing?.buffered(state.delegateBacklog) }
-            let left = state.route(&actions)
+            if !decision.delegateCalls.isEmpty {
+                state.outbox.append(contentsOf: decision.delegateCalls)
+                delegatePacing?.buffered(state.delegateBacklog)
+            }
+            let left = state.route(&decision)
             if left > 0 {
                 state.queuedForHandOver += left
                 queuedPacing?.buffered(state.queuedForHandOver)
             }
-            if actions.contains(where: \.opensOrClosesASession) {
+            if decision.opensOrClosesASession {
                 state.transitionThread = SystemThread.currentID
             } else if !state.machine.session.isHalfway(upTo: .max) {
                 state.transitionThread = nil
             }
-            return (result, actions)
+            return (result, decision)
         }
     }
 
     /// ``decide(_:)`` of an input of the state machine alone.
-    func decide(_ input: (inout LocationManagerStateMachine) -> [Action]) -> [Action] {
+    func decide(_ input: (inout LocationManagerStateMachine) -> Decision) -> Decision {
         decide { state in ((), input(&state.machine)) }.1
     }
 
@@ -145,8 +135,8 @@ final class ManagerStorage: Sendable {
     }
 
     /// ``hand(_:to:)`` for observer `id`, told one event at a time.
-    func tell(_ event: ManagerEvent, to observer: SubscriptionTable.Observer, id: Int) {
-        observer(event)
+    func tell(_ events: [ManagerEvent], to observer: SubscriptionTable.Observer, id: Int) {
+        for event in events { observer(event) }
         while let next = nextEvents(forObserver: id) {
             for event in next { observer(event) }
         }

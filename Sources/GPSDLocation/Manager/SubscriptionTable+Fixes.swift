@@ -192,31 +192,3 @@ extension SubscriptionTable {
         }
     }
 }
-
-/// Events for consumers, gathered while a report is handled: one batch per consumer.
-struct Notifications {
-    /// The notices in the order decided, each with its consumer: the first kept inline, so that deciding one
-    /// notice (a fix for one stream, as nearly always) allocates nothing.
-    private var first: (consumer: any SubscriptionConsumer, notice: SubscriptionNotice)?
-    private var rest: [(consumer: any SubscriptionConsumer, notice: SubscriptionNotice)] = []
-
-    /// Adds `event` for subscription `id` of `consumer`.
-    mutating func add(_ event: SubscriptionEvent, for id: SubscriptionID, to consumer: any SubscriptionConsumer) {
-        let notice = SubscriptionNotice(id: id, event: event)
-        if first == nil { first = (consumer, notice) } else { rest.append((consumer, notice)) }
-    }
-
-    /// Each notice with its consumer, in the order decided.
-    func forEach(_ body: (any SubscriptionConsumer, SubscriptionNotice) -> Void) {
-        guard let first else { return }
-        body(first.consumer, first.notice)
-        for (consumer, notice) in rest { body(consumer, notice) }
-    }
-
-    /// One action for each consumer, with its notices in order.
-    var actions: [LocationManagerStateMachine.Action] {
-        var batch = ActionBatch()
-        batch.append(self)
-        return batch.actions
-    }
-}

@@ -79,69 +79,44 @@ struct BatchDeliveryTests {
 
     // MARK: Merging notices
 
-    @Test func noticesForOneConsumerJoinItsBatchAcrossObservationsAndDelegateCalls() {
+    @Test func noticesForOneConsumerJoinItsBatchWhateverIsDecidedBetween() {
         let (first, second) = (BatchRecorder(), BatchRecorder())
         // Told apart by their ids.
         func notice(_ number: Int) -> SubscriptionNotice {
             SubscriptionNotice(id: SubscriptionID(rawValue: number), event: .location(.sample(second: number)))
         }
-        var batch = ActionBatch()
-        batch.append(.notify(first, [notice(1)]))
-        batch.append(.observe([], .status(.stopped)))
-        batch.append(.notify(second, [notice(1)]))
-        batch.append(.deliver([.sample(second: 2)], generation: 0))
-        batch.append(.notify(first, [notice(2), notice(3)]))
-        batch.append(.deliverHeading(Heading(trueHeading: 46.5), generation: 0))
-        batch.append(.notify(first, [notice(4)]))
-        // The first consumer's notices join its batch in the first slot; everything else keeps its place.
-        func describe(_ action: LocationManagerStateMachine.Action) -> String {
-            guard case .notify(let consumer, let notices) = action else { return Self.describe(action) }
-            let name = consumer === first ? "first" : consumer === second ? "second" : "other"
-            return "notify \(name) " + notices.map { String($0.id.rawValue) }.joined(separator: ",")
+        var decision = LocationManagerStateMachine.Decision()
+        decision.notifications.add([notice(1)], to: first)
+        decision.observations.add(.status(.stopped), for: [(1, { _ in })])
+        decision.notifications.add([notice(1)], to: second)
+        decision.call(.locations([.sample(second: 2)]), generation: 0)
+        decision.timers.append(.watchdog(timer: 1, after: .seconds(5)))
+        decision.notifications.add([notice(2), notice(3)], to: first)
+        decision.call(.heading(Heading(trueHeading: 46.5)), generation: 0)
+        decision.notifications.add(.location(.sample(second: 4)), for: SubscriptionID(rawValue: 4), to: first)
+        // Each consumer's notices are one batch, in the order decided, the consumers in the order first notified;
+        // the other parts keep their own order.
+        let batches = decision.notifications.batches.map { batch in
+            (batch.consumer === first ? "first " : batch.consumer === second ? "second " : "other ")
+                + batch.notices.map { String($0.id.rawValue) }.joined(separator: ",")
         }
-        #expect(batch.actions.map(describe) == ["notify first 1,2,3,4", "observe", "notify second 1", "deliver", "deliver heading"])
+        #expect(batches == ["first 1,2,3,4", "second 1"])
+        #expect(decision.delegateCalls.map(\.isHeading) == [false, true])
+        #expect(decision.observations.batches.map(\.events.count) == [1])
+        #expect(decision.timers.count == 1 && !decision.opensOrClosesASession)
     }
 
-    @Test func noticesNeverMoveAcrossAnOpeningAClosingARequestOrATimer() {
-        let recorder = BatchRecorder()
-        func notice(_ number: Int) -> SubscriptionNotice {
-            SubscriptionNotice(id: SubscriptionID(rawValue: number), event: .location(.sample(second: 1)))
-        }
-        for barrier: LocationManagerStateMachine.Action in [
-            .openSession(number: 2), .closeSession(number: 1, NoSession()), .requestHeldFix(NoSession()),
-            .scheduleRequestTimeout(request: 1, after: .seconds(1)), .scheduleReconnect(timer: 1, after: .seconds(1)),
-            .scheduleWatchdog(timer: 1, after: .seconds(1)),
-        ] {
-            var batch = ActionBatch()
-            batch.append(.notify(recorder, [notice(1)]))
-            batch.append(barrier)
-            batch.append(.notify(recorder, [notice(2)]))
-            batch.append(.notify(recorder, [notice(3)]))
-            let barrierName = Self.describe(barrier)
-            // After the barrier the consumer's notices start a batch of their own, and join it.
-            #expect(batch.actions.map(Self.describe) == ["notify 1", barrierName, "notify 2,3"], "\(barrier)")
-        }
-    }
-
-    /// An action's kind, and for a notification the ids of its notices.
-    private static func describe(_ action: LocationManagerStateMachine.Action) -> String {
-        switch action {
-        case .notify(_, let notices): "notify " + notices.map { String($0.id.rawValue) }.joined(separator: ",")
-        case .openSession: "open"
-        case .closeSession: "close"
-        case .requestHeldFix: "request held fix"
-        case .scheduleRequestTimeout: "request timeout"
-        case .scheduleReconnect: "reconnect timer"
-        case .scheduleWatchdog: "watchdog"
-        case .observe: "observe"
-        case .deliver: "deliver"
-        case .deliverHeading: "deliver heading"
-        case .reportSatellites: "satellites"
-        case .fail: "fail"
-        case .reportStatus: "status"
-        case .reportRejection: "rejection"
-        case .log: "log"
-        }
+    @Test func observersEventsJoinEachObserversBatch() {
+        var observations = Observations()
+        let (a, b): (SubscriptionTable.Observer, SubscriptionTable.Observer) = ({ _ in }, { _ in })
+        observations.add(.status(.stopped), for: [(1, a)])
+        observations.add(.status(.noDevice), for: [(1, a), (2, b)])
+        observations.add(.sessionEnded(nil), for: [(2, b)])
+        #expect(observations.batches.map(\.id) == [1, 2])
+        #expect(observations.batches.map { $0.events.map { "\($0)" } } == [
+            ["\(ManagerEvent.status(.stopped))", "\(ManagerEvent.status(.noDevice))"],
+            ["\(ManagerEvent.status(.noDevice))", "\(ManagerEvent.sessionEnded(nil))"],
+        ])
     }
 }
 
@@ -150,9 +125,4 @@ private final class BatchRecorder: SubscriptionConsumer {
     private let received = Locked<[[SubscriptionNotice]]>([])
     var batches: [[SubscriptionNotice]] { received.withLock { $0 } }
     func receive(_ notices: [SubscriptionNotice]) { received.withLock { $0.append(notices) } }
-}
-
-private struct NoSession: SourceSession {
-    func requestHeldFix() {}
-    func close() {}
 }

@@ -17,18 +17,22 @@ struct HandOverTests {
         SubscriptionNotice(id: SubscriptionID(rawValue: number), event: .location(.sample(second: number)))
     }
 
-    /// Decides `actions` as the manager does; returns what the deciding thread is to carry out.
-    private static func decide(
-        _ storage: ManagerStorage, _ actions: [LocationManagerStateMachine.Action]
-    ) -> [LocationManagerStateMachine.Action] {
-        storage.decide { _ in ((), actions) }.1
+    typealias Decision = LocationManagerStateMachine.Decision
+
+    /// Decides `decision` as the manager does an input's; returns what the deciding thread is to carry out.
+    private static func decide(_ storage: ManagerStorage, _ decision: Decision) -> Decision {
+        storage.decide { _ in ((), decision) }.1
     }
 
-    private static func notices(in actions: [LocationManagerStateMachine.Action]) -> [Int] {
-        actions.flatMap { action -> [Int] in
-            guard case .notify(_, let notices) = action else { return [] }
-            return notices.map(\.id.rawValue)
-        }
+    /// A decision of these notices, each batch for its consumer.
+    private static func notifying(_ batches: (any SubscriptionConsumer, [Int])...) -> Decision {
+        var decision = Decision()
+        for (consumer, numbers) in batches { decision.notifications.add(numbers.map(notice), to: consumer) }
+        return decision
+    }
+
+    private static func notices(in decision: Decision) -> [Int] {
+        decision.notifications.batches.flatMap { $0.notices.map(\.id.rawValue) }
     }
 
     // MARK: Routing, as values
@@ -36,21 +40,20 @@ struct HandOverTests {
     @Test func theFirstThreadToDecideForAConsumerTakesItsHandOver() {
         let storage = Self.storage()
         let consumer = Recorder()
-        let actions = Self.decide(storage, [.notify(consumer, [Self.notice(1), Self.notice(2)])])
-        #expect(Self.notices(in: actions) == [1, 2])
+        let decision = Self.decide(storage, Self.notifying((consumer, [1, 2])))
+        #expect(Self.notices(in: decision) == [1, 2])
         #expect(storage.isHandingOver(to: consumer))
     }
 
-    @Test func noticesDecidedDuringAHandOverQueueForItsThreadAndLeaveNoAction() {
+    @Test func noticesDecidedDuringAHandOverQueueForItsThreadAndLeaveTheDecision() {
         let storage = Self.storage()
         let (consumer, other) = (Recorder(), Recorder())
-        let first = Self.decide(storage, [.notify(consumer, [Self.notice(1)])])
+        let first = Self.decide(storage, Self.notifying((consumer, [1])))
         // Another thread decides more for the same consumer, and something for another: only the other's stays.
-        let second = Self.decide(storage, [.notify(consumer, [Self.notice(2)]), .notify(other, [Self.notice(7)]),
-                                           .notify(consumer, [Self.notice(3)])])
+        let second = Self.decide(storage, Self.notifying((consumer, [2]), (other, [7]), (consumer, [3])))
         #expect(Self.notices(in: second) == [7])
         // The first thread hands over what it carries, then what was queued meanwhile, then ends the hand-over.
-        guard case .notify(_, let notices) = first[0] else { Issue.record("no hand-over"); return }
+        guard let notices = first.notifications.batches.first?.notices else { Issue.record("no hand-over"); return }
         storage.hand(notices, to: consumer)
         #expect(consumer.batches == [[1], [2, 3]])
         #expect(!storage.isHandingOver(to: consumer))
@@ -60,27 +63,24 @@ struct HandOverTests {
     @Test func aHandOverThatEndedLetsTheNextDecisionTakeIt() {
         let storage = Self.storage()
         let consumer = Recorder()
-        guard case .notify(_, let notices) = Self.decide(storage, [.notify(consumer, [Self.notice(1)])])[0] else {
+        guard let notices = Self.decide(storage, Self.notifying((consumer, [1]))).notifications.batches.first?.notices else {
             Issue.record("no hand-over")
             return
         }
         storage.hand(notices, to: consumer)
-        #expect(Self.notices(in: Self.decide(storage, [.notify(consumer, [Self.notice(2)])])) == [2])
+        #expect(Self.notices(in: Self.decide(storage, Self.notifying((consumer, [2])))) == [2])
     }
 
-    @Test func otherActionsKeepTheirPlaceAroundTheNotices() {
+    @Test func theRestOfADecisionStaysWhenItsNoticesAreLeftToAnotherThread() {
         let storage = Self.storage()
         let consumer = Recorder()
-        _ = Self.decide(storage, [.notify(consumer, [Self.notice(1)])])
-        let actions = Self.decide(storage, [
-            .scheduleWatchdog(timer: 1, after: .seconds(5)), .notify(consumer, [Self.notice(2)]),
-            .scheduleReconnect(timer: 2, after: .seconds(1)),
-        ])
-        #expect(actions.count == 2)
-        guard case .scheduleWatchdog = actions[0], case .scheduleReconnect = actions[1] else {
-            Issue.record("\(actions)")
-            return
-        }
+        _ = Self.decide(storage, Self.notifying((consumer, [1])))
+        var decision = Self.notifying((consumer, [2]))
+        decision.timers = [.watchdog(timer: 1, after: .seconds(5)), .reconnect(timer: 2, after: .seconds(1))]
+        decision.call(.status(.stopped), generation: 0)
+        let left = Self.decide(storage, decision)
+        #expect(left.notifications.isEmpty)
+        #expect(left.timers.count == 2 && left.delegateCalls.count == 1)
     }
 
     @Test func anObserverBusyOnAnotherThreadGetsItsEventsQueued() {
@@ -88,15 +88,14 @@ struct HandOverTests {
         let told = Locked<[String]>([])
         let a: SubscriptionTable.Observer = { event in told.withLock { $0.append("a \(event)") } }
         let b: SubscriptionTable.Observer = { event in told.withLock { $0.append("b \(event)") } }
-        let first = Self.decide(storage, [.observe([(1, a)], .status(.stopped))])
-        let second = Self.decide(storage, [.observe([(1, a), (2, b)], .status(.noDevice))])
+        var (first, second) = (Decision(), Decision())
+        first.observations.add(.status(.stopped), for: [(1, a)])
+        second.observations.add(.status(.noDevice), for: [(1, a), (2, b)])
+        first = Self.decide(storage, first)
+        second = Self.decide(storage, second)
         // a's second event waits for the thread telling a; b's is this one's to tell.
-        guard case .observe(let firstObservers, _) = first[0], case .observe(let secondObservers, _) = second[0] else {
-            Issue.record("\(first) \(second)")
-            return
-        }
-        #expect(firstObservers.map(\.id) == [1] && secondObservers.map(\.id) == [2])
-        storage.tell(.status(.stopped), to: a, id: 1)
+        #expect(first.observations.batches.map(\.id) == [1] && second.observations.batches.map(\.id) == [2])
+        storage.tell([.status(.stopped)], to: a, id: 1)
         #expect(told.withLock { $0 } == ["a \(ManagerEvent.status(.stopped))", "a \(ManagerEvent.status(.noDevice))"])
     }
 
@@ -119,8 +118,8 @@ struct HandOverTests {
                         var random = SplitMix64(seed: seed &* 1_000 &+ UInt64(thread))
                         for _ in 0..<decisionsPerThread {
                             // One decision: notices for one or two consumers, numbered as decided.
-                            let actions = storage.decide { _ -> ((), [LocationManagerStateMachine.Action]) in
-                                var actions: [LocationManagerStateMachine.Action] = []
+                            let decision = storage.decide { _ -> ((), Decision) in
+                                var decision = Decision()
                                 for _ in 0...(random.next() % 2) {
                                     let which = Int(random.next() % UInt64(consumers.count))
                                     let count = 1 + Int(random.next() % 3)
@@ -129,11 +128,11 @@ struct HandOverTests {
                                         decided[which] += start..<start + count
                                         return Array(start..<start + count)
                                     }
-                                    actions.append(.notify(consumers[which], numbers.map(Self.notice)))
+                                    decision.notifications.add(numbers.map(Self.notice), to: consumers[which])
                                 }
-                                return ((), actions)
+                                return ((), decision)
                             }.1
-                            for case .notify(let consumer, let notices) in actions { storage.hand(notices, to: consumer) }
+                            decision.notifications.forEach { storage.hand($0.notices, to: $0.consumer) }
                         }
                     }
                 }

@@ -93,28 +93,31 @@ struct HeadingTests {
     @Test func anATTGoesToTheDelegateAndACourseNever() {
         var machine = LocationManagerStateMachine(requestTimeout: .seconds(30), jitterSeed: 1)
         let opening = machine.startUpdatingHeading()
-        guard case .openSession(let number) = opening.last else {
+        guard case .open(let number) = opening.transition else {
             Issue.record("expected an opening, got \(opening)")
             return
         }
         _ = machine.sessionOpened(number, NoSource.Session())
-        func handle(_ report: GPSDReport) -> [LocationManagerStateMachine.Action] {
-            var batch = ActionBatch()
+        func handle(_ report: GPSDReport) -> LocationManagerStateMachine.Decision {
             let arrival = Location.Arrival(instant: .now, date: .now, delay: nil)
-            machine.handle(.report(report), session: number, now: .seconds(1), arrival: arrival, into: &batch)
-            return batch.actions
+            return machine.handle([.report(report)], session: number, now: .seconds(1), arrival: arrival)
         }
         var moving = Location.sample(second: 1)
         moving.course = 46.5
-        let fixActions = handle(.fix(moving))
-        #expect(!fixActions.contains { if case .deliverHeading = $0 { true } else { false } })
+        let fixDecision = handle(.fix(moving))
+        #expect(!fixDecision.delegateCalls.contains { $0.isHeading })
         #expect(machine.heading == nil)
         let heading = Self.heading(46.5, second: 1)
-        let actions = handle(.attitude(heading))
-        #expect(actions.contains { if case .deliverHeading(heading, 0) = $0 { true } else { false } })
+        let decision = handle(.attitude(heading))
+        #expect(decision.delegateCalls.contains {
+            if case .heading(heading) = $0.kind { $0.generation == 0 } else { false }
+        })
         #expect(machine.heading == heading)
         let closing = machine.stopUpdatingHeading()
-        #expect(closing.contains { if case .closeSession = $0 { true } else { false } })
+        guard case .close = closing.transition else {
+            Issue.record("expected a closing, got \(closing)")
+            return
+        }
         #expect(machine.heading == heading, "kept, as the newest fix is")
     }
 }

@@ -71,8 +71,14 @@ struct StopUpdatingTests {
         var outbox = DeliveryQueue<DelegateCall>()
         let (first, second) = (Location.sample(second: 1), Location.sample(second: 2))
         let failure = LocationError(.locationUnknown, "no fix")
-        outbox.queue([.deliver([first], generation: 0), .openSession(number: 1), .fail(failure, generation: 0)])
-        outbox.queue([.deliver([second], generation: 1), .deliverHeading(Heading(trueHeading: 46.5), generation: 0)])
+        var (one, two) = (LocationManagerStateMachine.Decision(), LocationManagerStateMachine.Decision())
+        one.call(.locations([first]), generation: 0)
+        one.transition(.open(number: 1))
+        one.call(.failure(failure), generation: 0)
+        two.call(.locations([second]), generation: 1)
+        two.call(.heading(Heading(trueHeading: 46.5)), generation: 0)
+        outbox.append(contentsOf: one.delegateCalls)
+        outbox.append(contentsOf: two.delegateCalls)
         var made: [String] = []
         while let call = outbox.popFirst() {
             let generation = call.generation

@@ -29,10 +29,7 @@ struct SubscriptionTableTests {
 
     /// The notices `notifications` holds for `consumer`, in the order decided.
     static func notices(_ notifications: Notifications, for consumer: Consumer) -> [SubscriptionNotice] {
-        notifications.actions.flatMap { action -> [SubscriptionNotice] in
-            guard case .notify(let receiver, let notices) = action, receiver === consumer else { return [] }
-            return notices
-        }
+        notifications.batches.filter { $0.consumer === consumer }.flatMap(\.notices)
     }
 
     /// The same, by subscription: where the table does not order subscriptions among themselves.
@@ -298,7 +295,7 @@ struct SubscriptionTableTests {
         var table = SubscriptionTable()
         table.startDelegateUpdates()
         let (notifications, ended) = table.endSubscriptions([.delegateUpdates])
-        #expect(notifications.actions.isEmpty)
+        #expect(notifications.isEmpty)
         #expect(ended.isEmpty)
         #expect(table.delegateSubscribed)
     }
@@ -326,7 +323,7 @@ struct SubscriptionTableTests {
         _ = table.requestDelegateLocation(sawConnection: false)
         let ending = table.endRequestsThatNeverConnected(with: Self.failure)
         #expect(ending.delegateFailure == Self.failure)
-        #expect(ending.notifications.actions.isEmpty)
+        #expect(ending.notifications.isEmpty)
         #expect(!table.delegateSubscribed)
         #expect(!table.wantsSession)
     }
@@ -345,7 +342,7 @@ struct SubscriptionTableTests {
         _ = table.requestDelegateLocation(sawConnection: false)
         table.sessionConnected()
         let ending = table.endRequestsThatNeverConnected(with: Self.failure)
-        #expect(ending.notifications.actions.isEmpty)
+        #expect(ending.notifications.isEmpty)
         #expect(ending.delegateFailure == nil)
         #expect(table.delegateSubscribed)
         #expect(table.unsubscribe(id) != nil)
@@ -424,7 +421,7 @@ struct SubscriptionTableTests {
     @Test func deliverWithoutSubscriptionsCausesNothing() {
         var table = SubscriptionTable()
         let delivery = table.deliver(Location.sample(second: 1), held: false)
-        #expect(delivery.notifications.actions.isEmpty)
+        #expect(delivery.notifications.isEmpty)
         #expect(!delivery.toDelegate)
         #expect(!delivery.endedAny)
     }
@@ -449,7 +446,7 @@ struct SubscriptionTableTests {
         let better = Location.sample(second: 1, accuracy: 5)
         for fix in [better, Location.sample(second: 2, accuracy: 8), Location.sample(second: 3, accuracy: nil)] {
             let delivery = table.deliver(fix, held: false)
-            #expect(delivery.notifications.actions.isEmpty)
+            #expect(delivery.notifications.isEmpty)
             #expect(!delivery.endedAny)
         }
         #expect(table.wantsSession)
@@ -532,7 +529,7 @@ struct SubscriptionTableTests {
         _ = table.deliver(Location.sample(second: 1), held: false)
         let fix = Location.sample(second: 2)
         let notifications = table.deliver(fix, held: false).notifications
-        #expect(notifications.actions.count == 2)
+        #expect(notifications.batches.count == 2)
         #expect(Self.noticesByID(notifications, for: one) == [
             Self.notice(a, .location(fix)), Self.notice(b, .location(fix)),
         ])
@@ -600,7 +597,7 @@ struct SubscriptionTableTests {
         #expect(Self.notices(delivery.notifications, for: allowing) == [Self.notice(allows, .location(fix))])
         #expect(Self.notices(delivery.notifications, for: tooYoung).isEmpty)
         #expect(Self.notices(delivery.notifications, for: others).isEmpty)
-        #expect(table.flushHeldEpochs().actions.isEmpty)   // the once-per-epoch stream holds nothing
+        #expect(table.flushHeldEpochs().isEmpty)   // the once-per-epoch stream holds nothing
         for id in [refuses, noAge, stream, epochs] { #expect(table.unsubscribe(id) != nil) }
     }
 
@@ -631,7 +628,7 @@ struct SubscriptionTableTests {
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [
             Self.notice(id, .location(a)), Self.notice(id, .location(b)),
         ])
-        #expect(table.flushHeldEpochs().actions.isEmpty)
+        #expect(table.flushHeldEpochs().isEmpty)
     }
 
     @Test func flushHeldEpochsOfOneDevicePassesOnOnlyItsEpoch() throws {
@@ -652,7 +649,7 @@ struct SubscriptionTableTests {
         let id = try Self.subscribe(&table, .continuous(delivery: .oncePerEpoch), consumer)
         let fix = Location.sample(second: 1, device: nil)
         _ = table.deliver(fix, held: false)
-        #expect(table.flushHeldEpochs(of: "/dev/test").actions.isEmpty)
+        #expect(table.flushHeldEpochs(of: "/dev/test").isEmpty)
         #expect(Self.notices(table.flushHeldEpochs(of: ""), for: consumer) == [Self.notice(id, .location(fix))])
     }
 
@@ -661,7 +658,7 @@ struct SubscriptionTableTests {
         let consumer = Consumer()
         let id = try Self.subscribe(&table, .continuous(desiredAccuracy: 3, delivery: .oncePerEpoch), consumer)
         _ = table.deliver(Location.sample(second: 1, accuracy: 5), held: false)
-        #expect(table.flushHeldEpochs().actions.isEmpty)
+        #expect(table.flushHeldEpochs().isEmpty)
         let accurate = Location.sample(second: 2, accuracy: 2)
         _ = table.deliver(accurate, held: false)
         #expect(Self.notices(table.flushHeldEpochs(), for: consumer) == [Self.notice(id, .location(accurate))])

@@ -1,0 +1,162 @@
+import GPSDCore
+
+extension LocationManagerStateMachine {
+    /// What one input of the machine decided, for the manager to carry out after unlocking: a typed part for each
+    /// kind of effect (as HTTPConnectionPool's state machine answers with a request action and a connection
+    /// action), filled as the input is decided.
+    ///
+    /// Each part keeps its own order, and the parts are carried out in a fixed one
+    /// (``LocationManager/perform(_:)``): the delegate's calls join its outbox under the lock; then each consumer's
+    /// notices and each observer's events are handed over, the held fix is asked for, problems are logged and
+    /// timers are set; the session's opening or closing comes last, as it may wait for a thread, so that it never
+    /// holds a consumer's notices back. A decision opens or closes at most one session.
+    struct Decision {
+        /// Delegate calls, in the order decided.
+        var delegateCalls: [DelegateCall] = []
+        /// Each consumer's notices, one batch per consumer.
+        var notifications = Notifications()
+        /// Each observer's events, one batch per observer.
+        var observations = Observations()
+        /// The open session to ask for gpsd's held fix (for requests that take one).
+        var heldFixRequest: (any SourceSession)?
+        /// The first report problems of their kind, to log.
+        var problems: [ReportProblem] = []
+        var timers: [Timer] = []
+        /// The session to open or close.
+        var transition: Transition?
+
+        enum Timer {
+            /// The delegate's one-shot request `request` times out.
+            case requestTimeout(request: Int, after: Duration)
+            case reconnect(timer: Int, after: Duration)
+            case watchdog(timer: Int, after: Duration)
+        }
+
+        enum Transition {
+            case open(number: Int)
+            case close(number: Int, any SourceSession)
+        }
+
+        /// Whether it opens or closes a session.
+        var opensOrClosesASession: Bool { transition != nil }
+
+        /// Whether it decided nothing at all.
+        var isEmpty: Bool {
+            delegateCalls.isEmpty && notifications.isEmpty && observations.isEmpty && heldFixRequest == nil
+                && problems.isEmpty && timers.isEmpty && transition == nil
+        }
+
+        /// Calls the delegate, in generation `generation` (the heading generation for a heading).
+        mutating func call(_ kind: DelegateCall.Kind, generation: Int) {
+            delegateCalls.append(DelegateCall(kind: kind, generation: generation))
+        }
+
+        /// Sets the session's opening or closing: one per decision.
+        mutating func transition(_ transition: Transition) {
+            assert(self.transition == nil, "two sessions opened or closed by one decision")
+            self.transition = transition
+        }
+    }
+}
+
+/// Events for consumers, gathered while an input is decided: one batch per consumer, each in the order decided.
+struct Notifications {
+    /// The first consumer's batch kept inline, so that deciding notices for one consumer (a fix for one stream, as
+    /// nearly always) allocates only its batch; the others' after it, looked up one by one (cheaper than hashing
+    /// for the few consumers a manager has).
+    private var first: Batch?
+    private var rest: [Batch] = []
+
+    struct Batch {
+        var consumer: any SubscriptionConsumer
+        var notices: [SubscriptionNotice]
+    }
+
+    var isEmpty: Bool { first == nil }
+
+    /// Adds `event` for subscription `id` of `consumer`, at the end of its batch.
+    mutating func add(_ event: SubscriptionEvent, for id: SubscriptionID, to consumer: any SubscriptionConsumer) {
+        let notice = SubscriptionNotice(id: id, event: event)
+        withBatch(of: consumer, new: [notice]) { $0.append(notice) }
+    }
+
+    /// Adds `notices` at the end of `consumer`'s batch.
+    mutating func add(_ notices: [SubscriptionNotice], to consumer: any SubscriptionConsumer) {
+        withBatch(of: consumer, new: notices) { $0 += notices }
+    }
+
+    /// Changes `consumer`'s batch by `change`, or starts it with `new` if it has none.
+    private mutating func withBatch(
+        of consumer: any SubscriptionConsumer, new: @autoclosure () -> [SubscriptionNotice],
+        _ change: (inout [SubscriptionNotice]) -> Void
+    ) {
+        guard first != nil else {
+            first = Batch(consumer: consumer, notices: new())
+            return
+        }
+        if first!.consumer === consumer {
+            change(&first!.notices)
+            return
+        }
+        for index in rest.indices where rest[index].consumer === consumer {
+            change(&rest[index].notices)
+            return
+        }
+        rest.append(Batch(consumer: consumer, notices: new()))
+    }
+
+    /// Adds `other`'s notices, each at the end of its consumer's batch.
+    mutating func add(_ other: Notifications) {
+        other.forEach { add($0.notices, to: $0.consumer) }
+    }
+
+    /// Each consumer's batch, in the order the consumers were first notified.
+    func forEach(_ body: (Batch) -> Void) {
+        guard let first else { return }
+        body(first)
+        for batch in rest { body(batch) }
+    }
+
+    /// The batches, as an array: for tests.
+    var batches: [Batch] {
+        var batches: [Batch] = []
+        forEach { batches.append($0) }
+        return batches
+    }
+
+    /// Keeps the batches `isKept` says to keep, in order.
+    mutating func keep(where isKept: (Batch) -> Bool) {
+        var kept = Notifications()
+        forEach { if isKept($0) { kept.add($0.notices, to: $0.consumer) } }
+        self = kept
+    }
+}
+
+/// Events for observers, gathered while an input is decided: one batch per observer, each in the order decided.
+struct Observations {
+    private(set) var batches: [Batch] = []
+
+    struct Batch {
+        var id: Int
+        var observer: SubscriptionTable.Observer
+        var events: [ManagerEvent]
+    }
+
+    var isEmpty: Bool { batches.isEmpty }
+
+    /// Adds `event` at the end of each of `observers`' batches.
+    mutating func add(_ event: ManagerEvent, for observers: [(id: Int, observer: SubscriptionTable.Observer)]) {
+        for (id, observer) in observers {
+            if let index = batches.firstIndex(where: { $0.id == id }) {
+                batches[index].events.append(event)
+            } else {
+                batches.append(Batch(id: id, observer: observer, events: [event]))
+            }
+        }
+    }
+
+    /// Keeps the batches `isKept` says to keep, in order.
+    mutating func keep(where isKept: (Batch) -> Bool) {
+        batches.removeAll { !isKept($0) }
+    }
+}
