@@ -12,7 +12,7 @@ extension LocationManager {
     /// An id to subscribe with. Giving it back with ``unsubscribe(_:)`` before ``subscribe(_:_:consumer:)``
     /// means the subscription never happens.
     package func reserveSubscription() -> SubscriptionID {
-        modifyStateAndRunActions { ($0.machine.subscriptions.reserve(), Decision()) }
+        storage.reserveSubscription()
     }
 
     /// Starts a subscription under a reserved id: the source runs until it is given back or the manager ends
@@ -20,10 +20,9 @@ extension LocationManager {
     /// first.
     @discardableResult
     package func subscribe(_ id: SubscriptionID, _ request: SubscriptionRequest, consumer: any SubscriptionConsumer) -> Bool {
-        modifyStateAndRunActions { state in
-            guard let decision = state.machine.subscribe(id, request, consumer) else { return (false, Decision()) }
-            return (true, decision)
-        }
+        guard let decision = storage.subscribe(id, request, consumer: consumer) else { return false }
+        perform(decision)
+        return true
     }
 
     /// ``subscribe(_:_:consumer:)`` with a consumer of its own that calls `handler` for each event.
@@ -43,19 +42,14 @@ extension LocationManager {
     /// thread) runs on a thread of its own. ``settleSessions(upTo:)``, and so every stop, still waits for it.
     @discardableResult
     package func unsubscribe(_ id: SubscriptionID) -> EndedSubscription? {
-        let (subscription, decision) = storage.decide { state -> (EndedSubscription?, Decision) in
-            state.machine.unsubscribe(id) ?? (nil, Decision())
-        }
+        let (subscription, decision) = storage.unsubscribe(id)
         guard decision.opensOrClosesASession else {
             perform(decision)
             return subscription
         }
         if let thread = try? SystemThread(name: "gpsd-close", { self.perform(decision) }) {
             // This thread decided the step but does not carry it out: a stop on it waits for it like any other.
-            let current = SystemThread.currentID
-            storage.update { state in
-                if state.transitionThread == current { state.transitionThread = nil }
-            }
+            storage.handOffTransition()
             thread.detach()
         } else {
             perform(decision)   // the system has no thread to spare: here, as before
@@ -68,10 +62,9 @@ extension LocationManager {
     /// whose end the manager decided, now or before: their consumer gets it (the others were only reserved).
     @discardableResult
     package func endSubscriptions(_ ids: [SubscriptionID]) -> [SubscriptionID] {
-        modifyStateAndRunActions { state in
-            let (decision, ended) = state.machine.endSubscriptions(ids)
-            return (ended, decision)
-        }
+        let (ended, decision) = storage.endSubscriptions(ids)
+        perform(decision)
+        return ended
     }
 
     /// Registers an observer told of satellite counts, status changes and the end of sessions, in the order
@@ -82,11 +75,13 @@ extension LocationManager {
     package func addObserver(
         startingWithStatus: Bool = false, _ observer: @escaping @Sendable (ManagerEvent) -> Void
     ) -> Int {
-        modifyStateAndRunActions { $0.machine.addObserver(observer, startingWithStatus: startingWithStatus) }
+        let (id, decision) = storage.addObserver(observer, startingWithStatus: startingWithStatus)
+        perform(decision)
+        return id
     }
 
     package func removeObserver(_ id: Int) {
-        modifyStateAndRunActions { ($0.machine.removeObserver(id), Decision()) }
+        storage.removeObserver(id)
     }
 
     /// What holds a replay back while a consumer falls behind; `nil` for a live gpsd.
@@ -95,27 +90,12 @@ extension LocationManager {
     /// The newest fix and how long ago the receiver measured it, `nil` if that is not known.
     package var latestFix: (location: Location, age: Duration?)? {
         let now = clock.now
-        return storage.read { state in state.machine.epochs.latest.map { ($0.location, $0.measured.map { now - $0 }) } }
+        return storage.latest.map { ($0.location, $0.measured.map { now - $0 }) }
     }
 
     // MARK: Acting
 
     typealias Decision = LocationManagerStateMachine.Decision
-
-    /// The one way in: decides under the lock (``ManagerStorage/decide(_:)``), then carries out what was
-    /// decided, after unlocking. Every input of the manager goes through here, but an unsubscribe, which carries
-    /// a session's closing out on a thread of its own (``unsubscribe(_:)``).
-    @discardableResult
-    func modifyStateAndRunActions<Result>(_ body: (inout ManagerStorage.State) -> (Result, Decision)) -> Result {
-        let (result, decision) = storage.decide(body)
-        perform(decision)
-        return result
-    }
-
-    /// ``modifyStateAndRunActions(_:)`` of an input of the state machine alone.
-    func modifyStateAndRunActions(_ input: (inout LocationManagerStateMachine) -> Decision) {
-        perform(storage.decide(input))
-    }
 
     /// Carries out what the state machine decided, outside the lock, part by part in the order
     /// ``LocationManagerStateMachine/Decision`` gives. Opening and closing a session report back, and what the
@@ -132,7 +112,7 @@ extension LocationManager {
             for batch in decision.observations.batches { storage.tell(batch.events, to: batch.observer, id: batch.id) }
             decision.heldFixRequest?.requestHeldFix()
             for problem in decision.problems {
-                storage.read { $0.logger }.warning(
+                storage.logger.warning(
                     "gpsd sent \(problem): \(problem.dropsFix ? "the fix is dropped" : "the value is left out"); further ones are only counted")
             }
             for timer in decision.timers {
@@ -152,52 +132,42 @@ extension LocationManager {
                 joinUnjoinedSessions()   // one reader thread at a time
                 do {
                     let session = try source.openSession { [weak self] events in self?.receive(events, session: number) }
-                    next = storage.decide { $0.sessionOpened(number, session) }
+                    next = storage.sessionOpened(number, session)
                 } catch {
-                    next = storage.decide { $0.sessionFailedToOpen(number, error) }
+                    next = storage.sessionFailedToOpen(number, error)
                 }
             case .close(let number, let session):
                 session.close()
-                let unjoined = session.isOnItsThread   // it ended itself: its thread ends when this returns
-                next = storage.decide { state in
-                    if unjoined { state.unjoined.append(session) }
-                    return ((), state.machine.sessionClosed(number))
-                }.1
+                // It ended itself: its thread ends when this returns, and another joins it.
+                next = storage.sessionClosed(number, session, closedItself: session.isOnItsThread)
             }
         }
     }
 
     /// How many subscriptions are live: for tests that must know every consumer has subscribed.
-    package var subscriptionCount: Int { storage.read { $0.machine.subscriptions.subscriptions.count } }
+    package var subscriptionCount: Int { storage.subscriptionCount }
 
     /// The number of the newest session begun, for ``settleSessions(upTo:)``.
-    package var sessionNumber: Int { storage.read { $0.machine.session.sessionCount } }
+    package var sessionNumber: Int { storage.sessionNumber }
 
     /// Waits until no session up to `number` is halfway opened or closed on another thread, and until the
     /// threads of the sessions that ended themselves have ended: so that after a stop no thread of ours is
     /// left. A thread carrying out such a step itself does not wait for it.
     package func settleSessions(upTo number: Int) {
-        let thread = SystemThread.currentID
-        storage.wait { $0.transitionThread == thread || !$0.machine.session.isHalfway(upTo: number) }
+        storage.waitUntilSettled(upTo: number)
         joinUnjoinedSessions()
     }
 
     /// Joins the threads of sessions that were closed on their own thread; one running this is left for later.
     private func joinUnjoinedSessions() {
-        let unjoined = storage.update { state in
-            let (mine, others) = (state.unjoined.filter(\.isOnItsThread), state.unjoined.filter { !$0.isOnItsThread })
-            state.unjoined = mine
-            return others
-        }
-        for session in unjoined { session.close() }
+        for session in storage.takeJoinableSessions() { session.close() }
     }
 
     /// Runs `decision` on the state machine after `delay`, and carries out what it decides.
-    private func schedule(
-        after delay: Duration, _ decision: @escaping @Sendable (inout LocationManagerStateMachine) -> Decision
-    ) {
+    private func schedule(after delay: Duration, _ input: @escaping @Sendable (ManagerStorage) -> Decision) {
         clock.schedule(after: delay) { [weak self] in
-            self?.modifyStateAndRunActions(decision)
+            guard let self else { return }
+            perform(input(storage))
         }
     }
 
@@ -205,24 +175,14 @@ extension LocationManager {
     /// together, each consumer's notices in one batch, so a stream's consumer wakes once for all of them.
     private func receive(_ events: [SourceEvent], session: Int) {
         let (now, arrival) = (clock.now, clock.arrival)
-        modifyStateAndRunActions { $0.handle(events, session: session, now: now, arrival: arrival) }
+        perform(storage.handle(events, session: session, now: now, arrival: arrival))
     }
 
     /// Makes the oldest delegate call decided and not yet made, unless a stop came after it was decided; while
     /// it runs, ``stopUpdatingLocation()`` on another thread waits for it. Once it has returned, a replay waiting
     /// for the delegate may go on.
     private func callDelegate() {
-        defer { storage.delegateCallEnded() }
-        let thread = SystemThread.currentID
-        let call = storage.update { state -> (any LocationManagerDelegate, DelegateCall)? in
-            guard let call = state.outbox.popFirst(), let delegate = state.delegate,
-                  call.generation == (call.isHeading ? state.machine.subscriptions.headingGeneration
-                                                     : state.machine.subscriptions.generation) else { return nil }
-            state.callbacks.append((thread, call.generation, call.isHeading))
-            return (delegate, call)
-        }
-        guard let (delegate, call) = call else { return }
-        let (generation, isHeading) = (call.generation, call.isHeading)
+        guard let (delegate, call) = storage.nextDelegateCall() else { return }
         switch call.kind {
         case .locations(let locations): delegate.locationManager(self, didUpdateLocations: locations)
         case .failure(let error): delegate.locationManager(self, didFailWithError: error)
@@ -231,12 +191,6 @@ extension LocationManager {
         case .heading(let heading): delegate.locationManager(self, didUpdateHeading: heading)
         case .satellites(let sky): delegate.locationManager(self, didUpdateSatellites: sky)
         }
-        storage.update { state in
-            if let index = state.callbacks.lastIndex(where: {
-                $0.thread == thread && $0.generation == generation && $0.isHeading == isHeading
-            }) {
-                state.callbacks.remove(at: index)
-            }
-        }
+        storage.delegateCallReturned(call)
     }
 }

@@ -6,13 +6,13 @@ extension LocationManager {
     /// ``startUpdatingHeading()`` delivers it (350° and 10° differ by 20°); `nil` or 0 delivers every one. Defaults
     /// to 1, as CoreLocation's `headingFilter` does.
     public var headingFilter: Double? {
-        get { storage.read { $0.machine.subscriptions.headingFilter } }
-        set { storage.update { $0.machine.subscriptions.headingFilter = newValue } }
+        get { storage.configuration.headingFilter }
+        set { storage.configure { $0.headingFilter = newValue } }
     }
 
     /// The newest heading gpsd reported, whatever the filter; `nil` before the first, and from a receiver
     /// without a compass, gyro or second antenna (gpsd sends no ATT then).
-    public var heading: Heading? { storage.read { $0.machine.heading } }
+    public var heading: Heading? { storage.heading }
 
     /// Delivers every heading gpsd reports (its ATT reports) that passes ``headingFilter``, to the delegate's
     /// ``LocationManagerDelegate/locationManager(_:didUpdateHeading:)``, until ``stopUpdatingHeading()``. Watches
@@ -26,7 +26,7 @@ extension LocationManager {
     /// manager.startUpdatingHeading()
     /// ```
     public func startUpdatingHeading() {
-        modifyStateAndRunActions { $0.startUpdatingHeading() }
+        perform(storage.startUpdatingHeading())
     }
 
     /// Stops heading updates. Location updates and requests go on.
@@ -35,6 +35,6 @@ extension LocationManager {
     /// thread has returned, and if nothing else watches gpsd, the session's thread has ended. Called from inside
     /// a callback, it waits for no callback.
     public func stopUpdatingHeading() {
-        stopDelegateCalls(headings: true) { $0.stopUpdatingHeading() }
+        stopDelegateCalls(headings: true)
     }
 }

@@ -109,90 +109,87 @@ public final class LocationManager: Sendable {
         self.clock = clock
         self.delegateQueue = delegateQueue ?? DispatchQueue(label: "GPSDLocation.LocationManager.delegate")
         self.storage = ManagerStorage(
-            .init(machine: LocationManagerStateMachine(requestTimeout: Self.defaultRequestTimeout, jitterSeed: jitterSeed)),
-            backpressure: source.backpressure)
+            requestTimeout: Self.defaultRequestTimeout, jitterSeed: jitterSeed, backpressure: source.backpressure)
     }
 
     deinit {
         // Nothing else can act now: a session being opened or closed would hold a reference to the manager.
-        let (open, unjoined) = storage.read { ($0.machine.session.openSession, $0.unjoined) }
-        open?.close()
-        for session in unjoined { session.close() }
+        for session in storage.sessionsLeft() { session.close() }
     }
 
     // MARK: Configuration
 
     /// Receives fixes, errors and status changes. Held weakly.
     public var delegate: (any LocationManagerDelegate)? {
-        get { storage.read { $0.delegate } }
-        set { storage.update { $0.delegate = newValue } }
+        get { storage.delegate }
+        set { storage.delegate = newValue }
     }
 
     /// The horizontal accuracy, in metres, a fix must have to be delivered; `nil` (the default) takes any.
     ///
     /// A fix whose accuracy gpsd does not know does not meet a desired accuracy.
     public var desiredAccuracy: Double? {
-        get { storage.read { $0.machine.subscriptions.desiredAccuracy } }
-        set { storage.update { $0.machine.subscriptions.desiredAccuracy = newValue } }
+        get { storage.configuration.desiredAccuracy }
+        set { storage.configure { $0.desiredAccuracy = newValue } }
     }
 
     /// How far, in metres, the receiver must move from the last delivered fix before continuous updates
     /// deliver another; `nil` (the default) delivers every cycle.
     public var distanceFilter: Double? {
-        get { storage.read { $0.machine.subscriptions.distanceFilter } }
-        set { storage.update { $0.machine.subscriptions.distanceFilter = newValue } }
+        get { storage.configuration.distanceFilter }
+        set { storage.configure { $0.distanceFilter = newValue } }
     }
 
     /// How long ``requestLocation()`` waits before failing with ``LocationError/Code/locationUnknown``.
     /// Defaults to ``defaultRequestTimeout``. A negative duration is taken as zero, a century or more as never.
     public var requestTimeout: Duration {
-        get { storage.read { $0.machine.requestTimeout } }
-        set { storage.update { $0.machine.requestTimeout = newValue.asTimeout } }
+        get { storage.configuration.requestTimeout }
+        set { storage.configure { $0.requestTimeout = newValue } }
     }
 
     /// How to reconnect when the connection to gpsd fails while fixes are wanted; ``ReconnectPolicy/never``
     /// turns it off. Defaults to ``ReconnectPolicy/default`` (0.25 s doubling to 8 s, without end).
     public var reconnectPolicy: ReconnectPolicy {
-        get { storage.read { $0.machine.session.reconnectPolicy } }
-        set { storage.update { $0.machine.session.reconnectPolicy = newValue } }
+        get { storage.configuration.reconnectPolicy }
+        set { storage.configure { $0.reconnectPolicy = newValue } }
     }
 
     /// How many receivers the manager keeps apart now, for their epochs (at most
     /// ``EpochAssembly/maximumReceivers``).
-    package var receiversKept: Int { storage.read { $0.machine.epochs.coalescer.receiverCount } }
+    package var receiversKept: Int { storage.receiversKept }
 
     /// How long without any report from gpsd before ``status`` says ``LocationStatus/stale(silentFor:)``.
     /// Defaults to ``defaultStaleTimeout``. A negative duration is taken as zero, a century or more as never.
     public var staleTimeout: Duration {
-        get { storage.read { $0.machine.session.staleTimeout } }
-        set { storage.update { $0.machine.session.staleTimeout = newValue.asTimeout } }
+        get { storage.configuration.staleTimeout }
+        set { storage.configure { $0.staleTimeout = newValue } }
     }
 
     /// Where the manager logs what gpsd sent that cannot be true (once per kind). `Logger(label: "GPSDLocation")`
     /// unless set.
     public var logger: Logger {
-        get { storage.read { $0.logger } }
-        set { storage.update { $0.logger = newValue } }
+        get { storage.logger }
+        set { storage.logger = newValue }
     }
 
     // MARK: What the manager knows
 
     /// The newest fix the manager has received, whatever the filters; `nil` before the first. Its
     /// ``Location/age`` says how long ago it arrived.
-    public var location: Location? { storage.read { $0.machine.epochs.latest?.location } }
+    public var location: Location? { storage.latest?.location }
 
     /// How many satellites the receiver last reported seeing and using: the counts of ``sky``.
-    public var satellites: SatelliteCount? { storage.read { $0.machine.epochs.satellites } }
+    public var satellites: SatelliteCount? { storage.sky?.count }
 
     /// The satellites the receiver last reported, each with its place in the sky, signal and use, and the DOPs;
     /// `nil` before the first SKY report, and once the receiver has gone or the session has ended.
-    public var sky: SkyView? { storage.read { $0.machine.epochs.sky } }
+    public var sky: SkyView? { storage.sky }
 
     /// Whether fixes are available, and if not why.
-    public var status: LocationStatus { storage.read { $0.machine.status.current } }
+    public var status: LocationStatus { storage.status }
 
     /// What was not passed on, and why: skipped lines, values that cannot be true, fixes without a time.
-    public var statistics: ReportStatistics { storage.read { $0.machine.epochs.statistics } }
+    public var statistics: ReportStatistics { storage.statistics }
 
     /// How many lines were not gpsd reports (garbage, truncated or over-long lines) and were skipped.
     public var skippedLineCount: Int { statistics.skippedLines }
@@ -205,14 +202,14 @@ public final class LocationManager: Sendable {
     /// after ``requestTimeout``, or with the error if its first connection cannot be made. Then stops, unless
     /// continuous updates are on. A second call while one is pending replaces it.
     public func requestLocation() {
-        modifyStateAndRunActions { $0.requestLocation() }
+        perform(storage.requestLocation())
     }
 
     /// Delivers every receiver cycle's fix that passes ``desiredAccuracy`` and ``distanceFilter``, until
     /// ``stopUpdatingLocation()``. A connection that fails is reconnected by ``reconnectPolicy``; only a
     /// failure that cannot pass (or every retry failing) is reported to the delegate, and ends updates.
     public func startUpdatingLocation() {
-        modifyStateAndRunActions { $0.startUpdating() }
+        perform(storage.startUpdating())
     }
 
     /// Stops continuous updates and any pending ``requestLocation()``.
@@ -223,24 +220,16 @@ public final class LocationManager: Sendable {
     /// from any queue, the ``delegateQueue``'s target included; do not call it while holding a lock that a
     /// callback running on another thread waits for.
     public func stopUpdatingLocation() {
-        stopDelegateCalls(headings: false) { $0.stopUpdating() }
+        stopDelegateCalls(headings: false)
     }
 
-    /// A stop of the delegate's fixes or its headings: decides `stop`, lets the sessions settle, then (unless
-    /// called from inside a callback) waits until no callback of that kind decided before it is still running.
-    func stopDelegateCalls(
-        headings: Bool, _ stop: (inout LocationManagerStateMachine) -> LocationManagerStateMachine.Decision
-    ) {
-        let thread = SystemThread.currentID
-        let (generation, insideCallback, session) = modifyStateAndRunActions { state in
-            let decision = stop(&state.machine)
-            let subscriptions = state.machine.subscriptions
-            let generation = headings ? subscriptions.headingGeneration : subscriptions.generation
-            return ((generation, state.callbacks.contains { $0.thread == thread }, state.machine.session.sessionCount),
-                    decision)
-        }
-        settleSessions(upTo: session)
-        guard !insideCallback else { return }
-        storage.wait { $0.callbacks.allSatisfy { $0.isHeading != headings || $0.generation >= generation } }
+    /// A stop of the delegate's fixes or its headings: decides it, lets the sessions settle, then (unless called
+    /// from inside a callback) waits until no callback of that kind decided before it is still running.
+    func stopDelegateCalls(headings: Bool) {
+        let (stop, decision) = storage.stopDelegateCalls(headings: headings)
+        perform(decision)
+        settleSessions(upTo: stop.sessionNumber)
+        guard !stop.insideCallback else { return }
+        storage.waitForCallbacks(headings: headings, before: stop)
     }
 }

@@ -20,11 +20,41 @@ struct LocationManagerStateMachine {
     var status = StatusTracker()
     /// The newest heading gpsd reported (an ATT with a heading), whoever wanted it.
     var heading: Heading?
-    var requestTimeout: Duration
+    private(set) var requestTimeout: Duration
 
     init(requestTimeout: Duration, jitterSeed: UInt64) {
         self.requestTimeout = requestTimeout
         session = SessionStateMachine(jitterSeed: jitterSeed)
+    }
+
+    // MARK: Configuration
+
+    /// The manager's settings, as its properties set them.
+    struct Configuration: Hashable {
+        var desiredAccuracy: Double?
+        var distanceFilter: Double?
+        var headingFilter: Double?
+        var requestTimeout: Duration
+        var reconnectPolicy: ReconnectPolicy
+        var staleTimeout: Duration
+    }
+
+    var configuration: Configuration {
+        Configuration(
+            desiredAccuracy: subscriptions.desiredAccuracy, distanceFilter: subscriptions.distanceFilter,
+            headingFilter: subscriptions.headingFilter, requestTimeout: requestTimeout,
+            reconnectPolicy: session.reconnectPolicy, staleTimeout: session.staleTimeout)
+    }
+
+    /// New settings, each handed to the part it concerns: they apply from the next fix, request or timer on. A
+    /// negative timeout is taken as zero, a century or more as never.
+    mutating func configure(_ new: Configuration) {
+        subscriptions.desiredAccuracy = new.desiredAccuracy
+        subscriptions.distanceFilter = new.distanceFilter
+        subscriptions.headingFilter = new.headingFilter
+        requestTimeout = new.requestTimeout.asTimeout
+        session.reconnectPolicy = new.reconnectPolicy
+        session.staleTimeout = new.staleTimeout.asTimeout
     }
 
     // MARK: Demand

@@ -3,33 +3,29 @@ import GPSDCore
 import GPSDSystem
 
 /// A ``LocationManager``'s state and the one lock that guards it: the only place that takes the lock (as
-/// `ChannelStorage` is in swift-async-algorithms). What is decided under it comes back as a decision, which the
-/// manager carries out after unlocking (``LocationManager/modifyStateAndRunActions(_:)``).
+/// `ChannelStorage` is in swift-async-algorithms). The state machine, the delegate's outbox, the threads to wait
+/// for and the hand-overs are private to it; the manager reaches them through named operations only. Each input
+/// is decided under the lock and answers with a ``LocationManagerStateMachine/Decision``, which the manager
+/// carries out after unlocking (``LocationManager/perform(_:)``).
 ///
 /// Order is kept where it is decided. Before the lock is released, delegate calls join the outbox, and each
 /// consumer's notices (and each observer's events) join that consumer's queue, in the order decided. One thread
 /// at a time hands a consumer its notices: the thread that decides some while nobody is handing that consumer's
-/// over takes the hand-over (its action carries them), and after each batch takes what was queued meanwhile
+/// over takes the hand-over (its decision carries them), and after each batch takes what was queued meanwhile
 /// (``hand(_:to:)``), until none is left; a thread that decides some while another hands them over leaves
 /// them queued for it. So a consumer gets its notices in the order decided, one batch at a time, whichever
 /// threads decided them.
 final class ManagerStorage: Sendable {
     typealias Decision = LocationManagerStateMachine.Decision
+    typealias Machine = LocationManagerStateMachine
 
-    struct State {
-        var machine: LocationManagerStateMachine
+    private struct State {
+        var machine: Machine
         weak var delegate: (any LocationManagerDelegate)?
         var logger = Logger(label: "GPSDLocation")
         /// Delegate calls decided and not yet made, in the order they were decided.
         var outbox = DeliveryQueue<DelegateCall>()
-        /// The delegate callbacks running now: on which thread, of which generation (the heading generation for a
-        /// heading's).
-        var callbacks: [(thread: UInt, generation: Int, isHeading: Bool)] = []
-        /// The thread that carries out the opening or closing of a session under way: a stop on it cannot wait
-        /// for that.
-        var transitionThread: UInt?
-        /// Sessions closed on their own thread, which cannot wait for itself: another thread joins them later.
-        var unjoined: [any SourceSession] = []
+        var threads = ManagerThreads()
         /// The consumers a thread is handing notices to now, with the notices decided for each meanwhile.
         var handOvers: [ObjectIdentifier: [SubscriptionNotice]] = [:]
         /// The same for observers, by id.
@@ -38,7 +34,7 @@ final class ManagerStorage: Sendable {
         var queuedForHandOver = 0
 
         /// How many delegate calls are decided and not yet returned: the depth of the delegate's buffer.
-        var delegateBacklog: Int { outbox.count + callbacks.count }
+        var delegateBacklog: Int { outbox.count + threads.callbacks.count }
 
         /// Queues the notices and observations `decision` holds: those for a consumer (an observer) that another
         /// thread is handing over to are left to it and dropped from the decision; the others' hand-over is taken
@@ -85,18 +81,21 @@ final class ManagerStorage: Sendable {
     private let queuedPacing: PacedConsumer?
 
     /// - Parameters:
-    ///   - state: the state to start from.
+    ///   - requestTimeout: how long a one-shot request of the delegate waits at first.
+    ///   - jitterSeed: the reconnection jitter's.
     ///   - backpressure: a replay's, which the buffers here join; `nil` for a live source.
-    init(_ state: State, backpressure: ReplayBackpressure? = nil) {
-        self.state = Locked(state)
+    init(requestTimeout: Duration, jitterSeed: UInt64, backpressure: ReplayBackpressure? = nil) {
+        state = Locked(State(machine: Machine(requestTimeout: requestTimeout, jitterSeed: jitterSeed)))
         delegatePacing = backpressure?.join()
         queuedPacing = backpressure?.join()
     }
 
+    // MARK: Deciding
+
     /// Runs `body` under the lock, and notes what it decided: its delegate calls are queued in the order decided,
-    /// and the thread that decided an opening or closing is taken for the one that carries it out (an
-    /// unsubscribe that hands its closing to a thread of its own says so after, ``LocationManager/unsubscribe(_:)``).
-    func decide<Result>(_ body: (inout State) -> (Result, Decision)) -> (Result, Decision) {
+    /// its notices routed, and the thread that decided an opening or closing is taken for the one that carries it
+    /// out (an unsubscribe that hands its closing to a thread of its own says so after, ``handOffTransition()``).
+    private func decide<Result>(_ body: (inout State) -> (Result, Decision)) -> (Result, Decision) {
         state.withLock { state in
             var (result, decision) = body(&state)
             // Each buffer's depth is told the replay under this lock (the replay's lock never takes this one).
@@ -109,21 +108,175 @@ final class ManagerStorage: Sendable {
                 state.queuedForHandOver += left
                 queuedPacing?.buffered(state.queuedForHandOver)
             }
-            if decision.opensOrClosesASession {
-                state.transitionThread = SystemThread.currentID
-            } else if !state.machine.session.isHalfway(upTo: .max) {
-                state.transitionThread = nil
-            }
+            state.threads.decided(
+                transition: decision.opensOrClosesASession, on: SystemThread.currentID,
+                settled: !state.machine.session.isHalfway(upTo: .max))
             return (result, decision)
         }
     }
 
     /// ``decide(_:)`` of an input of the state machine alone.
-    func decide(_ input: (inout LocationManagerStateMachine) -> Decision) -> Decision {
+    private func decide(_ input: (inout Machine) -> Decision) -> Decision {
         decide { state in ((), input(&state.machine)) }.1
     }
 
-    /// For the thread that took the hand-over of `consumer` (its action carries `notices`): hands it them, then
+    /// Decides what `make` makes under the lock, as though an input had: for tests of the routing.
+    func route(_ make: () -> Decision) -> Decision {
+        decide { _ in ((), make()) }.1
+    }
+
+    // MARK: The delegate's inputs
+
+    func requestLocation() -> Decision { decide { $0.requestLocation() } }
+    func startUpdating() -> Decision { decide { $0.startUpdating() } }
+    func startUpdatingHeading() -> Decision { decide { $0.startUpdatingHeading() } }
+
+    /// What a stop of the delegate's fixes or headings waits for once its decision is carried out.
+    struct DelegateStop {
+        /// The generation the stop began: callbacks of earlier ones are waited for.
+        var generation: Int
+        /// Whether the stop was called from inside a callback, which waits for no callback.
+        var insideCallback: Bool
+        /// The newest session begun, whose opening or closing the stop waits for.
+        var sessionNumber: Int
+    }
+
+    /// Stops the delegate's headings, or its fixes and requests.
+    func stopDelegateCalls(headings: Bool) -> (DelegateStop, Decision) {
+        let thread = SystemThread.currentID
+        return decide { state in
+            let decision = headings ? state.machine.stopUpdatingHeading() : state.machine.stopUpdating()
+            let subscriptions = state.machine.subscriptions
+            let stop = DelegateStop(
+                generation: headings ? subscriptions.headingGeneration : subscriptions.generation,
+                insideCallback: state.threads.isInCallback(thread), sessionNumber: state.machine.session.sessionCount)
+            return (stop, decision)
+        }
+    }
+
+    /// Waits until no callback of that kind decided before `stop` runs.
+    func waitForCallbacks(headings: Bool, before stop: DelegateStop) {
+        state.withLock(when: { !$0.threads.runsCallback(headings: headings, before: stop.generation) }) { _ in }
+    }
+
+    /// Takes the oldest delegate call decided and not yet made, with the delegate to make it to, unless a stop
+    /// came after it was decided (or there is no delegate), and notes it running on this thread until
+    /// ``delegateCallReturned(_:)``.
+    func nextDelegateCall() -> (any LocationManagerDelegate, DelegateCall)? {
+        let thread = SystemThread.currentID
+        return state.withLock { state in
+            guard let call = state.outbox.popFirst() else { return nil }
+            let subscriptions = state.machine.subscriptions
+            guard let delegate = state.delegate,
+                  call.generation == (call.isHeading ? subscriptions.headingGeneration : subscriptions.generation) else {
+                delegatePacing?.buffered(state.delegateBacklog)   // dropped: its buffer is that much shallower
+                return nil
+            }
+            state.threads.callbackBegan(.init(thread: thread, generation: call.generation, isHeading: call.isHeading))
+            return (delegate, call)
+        }
+    }
+
+    /// The delegate call ``nextDelegateCall()`` took has returned: a stop need not wait for it, and a replay
+    /// waiting for the delegate may go on.
+    func delegateCallReturned(_ call: DelegateCall) {
+        let callback = ManagerThreads.Callback(
+            thread: SystemThread.currentID, generation: call.generation, isHeading: call.isHeading)
+        state.withLock { state in
+            state.threads.callbackReturned(callback)
+            delegatePacing?.buffered(state.delegateBacklog)
+        }
+    }
+
+    // MARK: The async bridge's and the observers' inputs
+
+    func reserveSubscription() -> SubscriptionID {
+        state.withLock { $0.machine.subscriptions.reserve() }
+    }
+
+    /// `nil` if the id was given back first.
+    func subscribe(_ id: SubscriptionID, _ request: SubscriptionRequest, consumer: any SubscriptionConsumer) -> Decision? {
+        let (subscribed, decision) = decide { state -> (Bool, Decision) in
+            guard let decision = state.machine.subscribe(id, request, consumer) else { return (false, Decision()) }
+            return (true, decision)
+        }
+        return subscribed ? decision : nil
+    }
+
+    func unsubscribe(_ id: SubscriptionID) -> (EndedSubscription?, Decision) {
+        decide { state -> (EndedSubscription?, Decision) in state.machine.unsubscribe(id) ?? (nil, Decision()) }
+    }
+
+    func endSubscriptions(_ ids: [SubscriptionID]) -> ([SubscriptionID], Decision) {
+        decide { state in
+            let (decision, ended) = state.machine.endSubscriptions(ids)
+            return (ended, decision)
+        }
+    }
+
+    func addObserver(_ observer: @escaping SubscriptionTable.Observer, startingWithStatus: Bool) -> (Int, Decision) {
+        decide { $0.machine.addObserver(observer, startingWithStatus: startingWithStatus) }
+    }
+
+    func removeObserver(_ id: Int) {
+        state.withLock { $0.machine.removeObserver(id) }
+    }
+
+    // MARK: The session's inputs
+
+    func handle(_ events: [SourceEvent], session: Int, now: Duration, arrival: Location.Arrival) -> Decision {
+        decide { $0.handle(events, session: session, now: now, arrival: arrival) }
+    }
+
+    func sessionOpened(_ number: Int, _ session: any SourceSession) -> Decision {
+        decide { $0.sessionOpened(number, session) }
+    }
+
+    func sessionFailedToOpen(_ number: Int, _ error: LocationError) -> Decision {
+        decide { $0.sessionFailedToOpen(number, error) }
+    }
+
+    /// Session `number` is closed; if it `closedItself` (on its own thread), another thread is to join it.
+    func sessionClosed(_ number: Int, _ session: any SourceSession, closedItself: Bool) -> Decision {
+        decide { state in
+            if closedItself { state.threads.closedOnItsOwnThread(session) }
+            return ((), state.machine.sessionClosed(number))
+        }.1
+    }
+
+    func requestTimedOut(_ request: Int) -> Decision { decide { $0.requestTimedOut(request) } }
+    func reconnectTimerFired(_ timer: Int) -> Decision { decide { $0.reconnectTimerFired(timer) } }
+    func watchdogFired(_ timer: Int, now: Duration) -> Decision { decide { $0.watchdogFired(timer, now: now) } }
+
+    // MARK: Threads
+
+    /// This thread decided a session's opening or closing, and hands it to another to carry out.
+    func handOffTransition() {
+        let thread = SystemThread.currentID
+        state.withLock { $0.threads.handedOff(from: thread) }
+    }
+
+    /// Waits until no session up to `number` is halfway opened or closed on another thread.
+    func waitUntilSettled(upTo number: Int) {
+        let thread = SystemThread.currentID
+        state.withLock(when: {
+            $0.threads.carriesTransition(thread) || !$0.machine.session.isHalfway(upTo: number)
+        }) { _ in }
+    }
+
+    /// The sessions that closed on their own thread and that this thread can join.
+    func takeJoinableSessions() -> [any SourceSession] {
+        state.withLock { $0.threads.takeJoinable() }
+    }
+
+    /// At the manager's end, when nothing else can act: the sessions left to close.
+    func sessionsLeft() -> [any SourceSession] {
+        state.withLock { state in (state.machine.session.openSession.map { [$0] } ?? []) + state.threads.unjoined }
+    }
+
+    // MARK: Hand-overs
+
+    /// For the thread that took the hand-over of `consumer` (its decision carries `notices`): hands it them, then
     /// what is decided for it meanwhile, batch by batch, until none is left, and the hand-over ends.
     func hand(_ notices: [SubscriptionNotice], to consumer: any SubscriptionConsumer) {
         var notices = notices
@@ -173,24 +326,37 @@ final class ManagerStorage: Sendable {
         state.withLock { $0.handOvers[ObjectIdentifier(consumer)] != nil }
     }
 
-    /// A delegate call has returned (or was dropped): the delegate's buffer is that much shallower.
-    func delegateCallEnded() {
-        guard let delegatePacing else { return }
-        state.withLock { delegatePacing.buffered($0.delegateBacklog) }
+    // MARK: Settings
+
+    var delegate: (any LocationManagerDelegate)? {
+        get { state.withLock { $0.delegate } }
+        set { state.withLock { $0.delegate = newValue } }
     }
 
-    /// Reads the state.
-    func read<Result>(_ body: (State) -> Result) -> Result {
-        state.withLock { body($0) }
+    var logger: Logger {
+        get { state.withLock { $0.logger } }
+        set { state.withLock { $0.logger = newValue } }
     }
 
-    /// Changes what decides nothing by itself (the configuration, the delegate, the callbacks running).
-    func update<Result>(_ body: (inout State) -> Result) -> Result {
-        state.withLock(body)
+    var configuration: Machine.Configuration { state.withLock { $0.machine.configuration } }
+
+    /// An input of new settings: `change` to the present ones.
+    func configure(_ change: (inout Machine.Configuration) -> Void) {
+        state.withLock { state in
+            var configuration = state.machine.configuration
+            change(&configuration)
+            state.machine.configure(configuration)
+        }
     }
 
-    /// Waits until `condition` holds.
-    func wait(until condition: (State) -> Bool) {
-        state.withLock(when: condition) { _ in }
-    }
+    // MARK: What the manager knows
+
+    var latest: (location: Location, measured: Duration?)? { state.withLock { $0.machine.epochs.latest } }
+    var sky: SkyView? { state.withLock { $0.machine.epochs.sky } }
+    var status: LocationStatus { state.withLock { $0.machine.status.current } }
+    var statistics: ReportStatistics { state.withLock { $0.machine.epochs.statistics } }
+    var heading: Heading? { state.withLock { $0.machine.heading } }
+    var receiversKept: Int { state.withLock { $0.machine.epochs.coalescer.receiverCount } }
+    var subscriptionCount: Int { state.withLock { $0.machine.subscriptions.subscriptions.count } }
+    var sessionNumber: Int { state.withLock { $0.machine.session.sessionCount } }
 }

@@ -192,3 +192,76 @@ extension SubscriptionTable {
         }
     }
 }
+
+/// Events for consumers, gathered while an input is decided: one batch per consumer, each in the order decided.
+struct Notifications {
+    /// The first consumer's batch kept inline, so that deciding notices for one consumer (a fix for one stream, as
+    /// nearly always) allocates only its batch; the others' after it, looked up one by one (cheaper than hashing
+    /// for the few consumers a manager has).
+    private var first: Batch?
+    private var rest: [Batch] = []
+
+    struct Batch {
+        var consumer: any SubscriptionConsumer
+        var notices: [SubscriptionNotice]
+    }
+
+    var isEmpty: Bool { first == nil }
+
+    /// Adds `event` for subscription `id` of `consumer`, at the end of its batch.
+    mutating func add(_ event: SubscriptionEvent, for id: SubscriptionID, to consumer: any SubscriptionConsumer) {
+        let notice = SubscriptionNotice(id: id, event: event)
+        withBatch(of: consumer, new: [notice]) { $0.append(notice) }
+    }
+
+    /// Adds `notices` at the end of `consumer`'s batch.
+    mutating func add(_ notices: [SubscriptionNotice], to consumer: any SubscriptionConsumer) {
+        withBatch(of: consumer, new: notices) { $0 += notices }
+    }
+
+    /// Changes `consumer`'s batch by `change`, or starts it with `new` if it has none.
+    private mutating func withBatch(
+        of consumer: any SubscriptionConsumer, new: @autoclosure () -> [SubscriptionNotice],
+        _ change: (inout [SubscriptionNotice]) -> Void
+    ) {
+        guard first != nil else {
+            first = Batch(consumer: consumer, notices: new())
+            return
+        }
+        if first!.consumer === consumer {
+            change(&first!.notices)
+            return
+        }
+        for index in rest.indices where rest[index].consumer === consumer {
+            change(&rest[index].notices)
+            return
+        }
+        rest.append(Batch(consumer: consumer, notices: new()))
+    }
+
+    /// Adds `other`'s notices, each at the end of its consumer's batch.
+    mutating func add(_ other: Notifications) {
+        other.forEach { add($0.notices, to: $0.consumer) }
+    }
+
+    /// Each consumer's batch, in the order the consumers were first notified.
+    func forEach(_ body: (Batch) -> Void) {
+        guard let first else { return }
+        body(first)
+        for batch in rest { body(batch) }
+    }
+
+    /// The batches, as an array: for tests.
+    var batches: [Batch] {
+        var batches: [Batch] = []
+        forEach { batches.append($0) }
+        return batches
+    }
+
+    /// Keeps the batches `isKept` says to keep, in order.
+    mutating func keep(where isKept: (Batch) -> Bool) {
+        var kept = Notifications()
+        forEach { if isKept($0) { kept.add($0.notices, to: $0.consumer) } }
+        self = kept
+    }
+}

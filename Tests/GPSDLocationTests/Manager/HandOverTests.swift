@@ -10,7 +10,7 @@ import Testing
 @Suite("Hand-over of notices", .timeLimit(.minutes(1)))
 struct HandOverTests {
     private static func storage() -> ManagerStorage {
-        ManagerStorage(.init(machine: LocationManagerStateMachine(requestTimeout: .seconds(30), jitterSeed: 1)))
+        ManagerStorage(requestTimeout: .seconds(30), jitterSeed: 1)
     }
 
     private static func notice(_ number: Int) -> SubscriptionNotice {
@@ -21,7 +21,7 @@ struct HandOverTests {
 
     /// Decides `decision` as the manager does an input's; returns what the deciding thread is to carry out.
     private static func decide(_ storage: ManagerStorage, _ decision: Decision) -> Decision {
-        storage.decide { _ in ((), decision) }.1
+        storage.route { decision }
     }
 
     /// A decision of these notices, each batch for its consumer.
@@ -117,8 +117,9 @@ struct HandOverTests {
                     await onThread {
                         var random = SplitMix64(seed: seed &* 1_000 &+ UInt64(thread))
                         for _ in 0..<decisionsPerThread {
-                            // One decision: notices for one or two consumers, numbered as decided.
-                            let decision = storage.decide { _ -> ((), Decision) in
+                            // One decision: notices for one or two consumers, numbered as decided, under the
+                            // storage's lock.
+                            let decision = storage.route {
                                 var decision = Decision()
                                 for _ in 0...(random.next() % 2) {
                                     let which = Int(random.next() % UInt64(consumers.count))
@@ -130,8 +131,8 @@ struct HandOverTests {
                                     }
                                     decision.notifications.add(numbers.map(Self.notice), to: consumers[which])
                                 }
-                                return ((), decision)
-                            }.1
+                                return decision
+                            }
                             decision.notifications.forEach { storage.hand($0.notices, to: $0.consumer) }
                         }
                     }
