@@ -22,8 +22,8 @@ extension LocationManagerStateMachine {
         /// The first report problems of their kind, to log.
         var problems: [ReportProblem] = []
         var timers: [Timer] = []
-        /// The session to open or close.
-        var transition: Transition?
+        /// The session to open or close: set by ``transition(_:)``, once.
+        private(set) var transition: Transition?
 
         enum Timer {
             /// The delegate's one-shot request `request` times out.
@@ -53,7 +53,8 @@ extension LocationManagerStateMachine {
 
         /// Sets the session's opening or closing: one per decision.
         mutating func transition(_ transition: Transition) {
-            assert(self.transition == nil, "two sessions opened or closed by one decision")
+            // Two would drop one: a session left open, or one never opened.
+            precondition(self.transition == nil, "two sessions opened or closed by one decision")
             self.transition = transition
         }
     }

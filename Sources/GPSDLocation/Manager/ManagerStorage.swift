@@ -164,17 +164,22 @@ final class ManagerStorage: Sendable {
     /// ``delegateCallReturned(_:)``.
     func nextDelegateCall() -> (any LocationManagerDelegate, DelegateCall)? {
         let thread = SystemThread.currentID
-        return state.withLock { state in
-            guard let call = state.outbox.popFirst() else { return nil }
+        // The delegate leaves the lock either way: were this the last reference to it, its deinit (which may call
+        // the manager) runs unlocked.
+        let (delegate, call) = state.withLock { state -> ((any LocationManagerDelegate)?, DelegateCall?) in
+            guard let call = state.outbox.popFirst() else { return (nil, nil) }
             let subscriptions = state.machine.subscriptions
-            guard let delegate = state.delegate,
+            let delegate = state.delegate
+            guard delegate != nil,
                   call.generation == (call.isHeading ? subscriptions.headingGeneration : subscriptions.generation) else {
                 delegatePacing?.buffered(state.delegateBacklog)   // dropped: its buffer is that much shallower
-                return nil
+                return (delegate, nil)
             }
             state.threads.callbackBegan(.init(thread: thread, generation: call.generation, isHeading: call.isHeading))
             return (delegate, call)
         }
+        guard let delegate, let call else { return nil }
+        return (delegate, call)
     }
 
     /// The delegate call ``nextDelegateCall()`` took has returned: a stop need not wait for it, and a replay
