@@ -33,6 +33,26 @@ struct LocationJSONTests {
             + #""climb":0.1,"fix":"3D","status":"rtkFixed","device":"/dev/ttyUSB0"}"#)
     }
 
+    /// `jsonText` writes its line byte by byte; `jsonFields` gives each member's text as ``JSONText`` writes it.
+    /// Joined, they are the same text, whatever the values: whole, negative zero, huge, tiny, not finite, a
+    /// device name to escape.
+    @Test(arguments: [
+        (0.0, -0.0, 1e15, -1e-7, "/dev/ttyUSB0"),
+        (-0.0, 12, -1e20, .leastNonzeroMagnitude, "/dev/tty\"S0\u{1B}[2J\\ü"),
+        (.nan, 1, 999_999_999_999_999, -42, ""),
+        (90, .infinity, 0.1, 123_456_789.123_456_789, "\u{2028}"),
+    ] as [(Double, Double, Double, Double, String)])
+    func jsonTextIsItsFieldsJoined(latitude: Double, longitude: Double, altitude: Double, speed: Double, device: String) {
+        let fix = Location(
+            coordinate: .init(latitude: latitude, longitude: longitude), altitude: altitude,
+            deviation: .init(latitude: speed, longitude: nil, altitude: -altitude),
+            baseline: .init(east: speed, length: altitude), speed: speed, climb: -speed,
+            timestamp: Date(timeIntervalSince1970: 1_748_779_205.25), fix: .twoDimensional, status: .dgps,
+            device: device.isEmpty ? nil : device)
+        let joined = "{" + fix.jsonFields().map { JSONText.quoted($0.key) + ":" + $0.value }.joined(separator: ",") + "}"
+        #expect(fix.jsonText == joined)
+    }
+
     @Test func codableAndJSONTextWriteTheSameObject() throws {
         let encoded = try object(JSONEncoder().encode(Self.full))
         let written = try object(Data(Self.full.jsonText.utf8))
