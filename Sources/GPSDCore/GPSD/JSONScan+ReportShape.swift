@@ -29,6 +29,13 @@ extension JSONScan {
         var nestsOnlySatellites: Bool
         /// Whether every member's name, the satellites' included, is at most ``maximumNameLength`` bytes long.
         var namesFit = true
+        /// Whether a string has an escape: then only a search as lenient as libgps's finds every `time` it reads
+        /// (``Plausibility/firstTimeTextNotACalendarTime(in:)``).
+        var hasEscapes = false
+        /// The text of the first `time` member, the satellites' included, that is a string but not a calendar time
+        /// (``Plausibility/isCalendarTime(_:)``), found on the walk: in a line without escapes, the one
+        /// ``Plausibility/firstTimeTextNotACalendarTime(in:)`` finds.
+        var firstTimeNotACalendarTime: String?
     }
 
     /// The shape of a report as gpsd writes one: an object (``isObject(_:)``) that begins `{"class":"`; `nil` for
@@ -52,21 +59,27 @@ extension JSONScan {
             let keyEnd = walk.index   // past the colon: the key is keyStart + 1 ..< its closing quote
             walk.skipSpace()
             let valueStart = walk.index
-            guard walk.value(depth: 1) else { return nil }
+            let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<keyEnd])   // ends with `":` and spaces
+            // A SKY's satellites are walked once: checked as JSON and for their shape together.
+            var satellitesFit = false
+            if !isFirstMember, valueStart < bytes.count, bytes[valueStart] == UInt8(ascii: "["),
+               Self.starts(key, with: "satellites\"") {
+                satellitesFit = isArrayOfFlatObjects(&walk, shape: &shape)
+                if !satellitesFit { walk.index = valueStart }
+            }
+            guard satellitesFit || walk.value(depth: 1) else { return nil }
             if isFirstMember {   // "class", by the opening, its value a string: it may be empty
                 isFirstMember = false
                 shape.className = String(decoding: bytes[(valueStart + 1)..<(walk.index - 1)], as: UTF8.self)
                 continue
             }
             let first = bytes[valueStart]
-            let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<keyEnd])   // ends with `":` and spaces
             if !Self.fits(key) { shape.namesFit = false }
             if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
                 shape.isFlat = false
-                let value = UnsafeBufferPointer(rebasing: bytes[valueStart..<walk.index])
-                if !(Self.starts(key, with: "satellites\"") && isArrayOfFlatObjects(value, namesFit: &shape.namesFit)) {
-                    shape.nestsOnlySatellites = false
-                }
+                if !satellitesFit { shape.nestsOnlySatellites = false }
+            } else if Self.starts(key, with: "time\"") {
+                Self.noteTime(bytes, from: valueStart, to: walk.index, in: &shape)
             } else if Self.starts(key, with: "class\"") {
                 // A second class: libgps 3.22 loops for ever on `{"class":"TPV","class":"VERSION"}`.
                 shape.isFlat = false
@@ -75,7 +88,18 @@ extension JSONScan {
         } while walk.take(UInt8(ascii: ","))
         guard walk.take(UInt8(ascii: "}")) else { return nil }
         walk.skipSpace()
+        shape.hasEscapes = walk.sawEscape
         return walk.index == bytes.count ? shape : nil
+    }
+
+    /// The value of a `time` member, `start ..< end`: notes its text if it is a string but not a calendar time,
+    /// and the first such.
+    private static func noteTime(
+        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, in shape: inout ReportShape
+    ) {
+        guard shape.firstTimeNotACalendarTime == nil, end - start >= 2, bytes[start] == UInt8(ascii: "\"") else { return }
+        let text = UnsafeBufferPointer(rebasing: bytes[(start + 1)..<(end - 1)])
+        if !Plausibility.isCalendarTime(text) { shape.firstTimeNotACalendarTime = String(decoding: text, as: UTF8.self) }
     }
 
     /// Whether `bytes` begin with `prefix`.
@@ -100,11 +124,12 @@ extension JSONScan {
         return false
     }
 
-    /// Whether a well-formed array holds only objects whose values are strings, numbers or literals, and none of
-    /// them a member named `class`: `"class":"` inside a satellite made libgps 3.22 read on from there, and loop
-    /// (found by Scripts/fuzz decoder). Clears `namesFit` if a name is too long for libgps.
-    private static func isArrayOfFlatObjects(_ bytes: UnsafeBufferPointer<UInt8>, namesFit: inout Bool) -> Bool {
-        var walk = Walk(bytes: bytes)
+    /// Whether the walk is at an array that holds only objects whose values are strings, numbers or literals, and
+    /// none of them a member named `class`, as JSON has them: `"class":"` inside a satellite made libgps 3.22 read
+    /// on from there, and loop (found by Scripts/fuzz decoder). Walks past the array if so; clears the shape's
+    /// `namesFit` if a name is too long for libgps, and notes the satellites' `time` members.
+    private static func isArrayOfFlatObjects(_ walk: inout Walk, shape: inout ReportShape) -> Bool {
+        let bytes = walk.bytes
         guard walk.take(UInt8(ascii: "[")) else { return false }
         if walk.take(UInt8(ascii: "]")) { return true }
         repeat {
@@ -116,10 +141,12 @@ extension JSONScan {
                 guard walk.string(), walk.take(UInt8(ascii: ":")) else { return false }
                 let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<walk.index])
                 guard !starts(key, with: "class\"") else { return false }
-                if !fits(key) { namesFit = false }
+                if !fits(key) { shape.namesFit = false }
                 walk.skipSpace()
+                let valueStart = walk.index
                 guard walk.index < bytes.count, bytes[walk.index] != UInt8(ascii: "{"), bytes[walk.index] != UInt8(ascii: "["),
                       walk.value(depth: 1) else { return false }
+                if starts(key, with: "time\"") { noteTime(bytes, from: valueStart, to: walk.index, in: &shape) }
             } while walk.take(UInt8(ascii: ","))
             guard walk.take(UInt8(ascii: "}")) else { return false }
         } while walk.take(UInt8(ascii: ","))
@@ -130,6 +157,8 @@ extension JSONScan {
     private struct Walk {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
+        /// Whether a string walked had an escape.
+        var sawEscape = false
 
         mutating func skipSpace() {
             while index < bytes.count, JSONScan.isSpace(bytes[index]) { index += 1 }
@@ -186,6 +215,7 @@ extension JSONScan {
                     return true
                 case UInt8(ascii: "\\"):
                     guard index + 1 < bytes.count, bytes[index + 1] != 0 else { return false }
+                    sawEscape = true
                     index += 2
                 case 0:
                     return false   // libgps would read the string, and the line, as ending here

@@ -55,7 +55,7 @@ package final class ReportDecoder {
     /// One report; with `onlyTPV` (an element of a POLL's `tpv` list) anything but a TPV is `nil`, so that a
     /// POLL nested in a POLL is not decoded again at every depth.
     private func decode<Bytes: Collection<UInt8>>(_ line: Bytes, onlyTPV: Bool) -> GPSDReport? {
-        bytesExamined += 3 * line.count   // copied, and walked twice (its JSON, its members)
+        bytesExamined += 3 * line.count   // copied, and walked: once, a satellites array not of flat objects twice
         // gps_unpack wants a writable, NUL-terminated C string: copied into the scratch buffer, taken out for the
         // time it is in use (a POLL's TPVs, decoded meanwhile, get one of their own).
         var bytes = scratch
@@ -92,22 +92,28 @@ package final class ReportDecoder {
         guard result >= 0 else { return nil }
         switch report.report_class {
         case CGPS_CLASS_TPV:
-            bytesExamined += line.count   // the search for its time's text
-            let tpv = tpvReport(notATime: Plausibility.firstTimeTextNotACalendarTime(in: line))
+            let tpv = tpvReport(notATime: notATime(line, shape))
             if !onlyTPV { noteForAttitude(tpv) }
             return tpv
         case CGPS_CLASS_ATT:
-            bytesExamined += line.count
-            return attitudeReport(notATime: Plausibility.firstTimeTextNotACalendarTime(in: line))
+            return attitudeReport(notATime: notATime(line, shape))
         case CGPS_CLASS_SKY:
-            bytesExamined += line.count   // the search for its time's text
-            return skyReport(listed: !shape.isFlat, notATime: Plausibility.firstTimeTextNotACalendarTime(in: line))
+            return skyReport(listed: !shape.isFlat, notATime: notATime(line, shape))
         case CGPS_CLASS_VERSION: return .version(messageText())
         case CGPS_CLASS_DEVICE: return .device(path: deviceText(), active: report.device_active)
         case CGPS_CLASS_ERROR: return .error(messageText())
         case CGPS_CLASS_GST: return deviationReport()
         default: return .other
         }
+    }
+
+    /// The first text of a `time` member of `line` that is not a calendar time, `nil` if every one is: as the walk
+    /// of its shape found it, unless the line has escapes, when it is searched for as leniently as libgps reads
+    /// (``Plausibility/firstTimeTextNotACalendarTime(in:)``).
+    private func notATime<Bytes: Collection<UInt8>>(_ line: Bytes, _ shape: JSONScan.ReportShape) -> String? {
+        guard shape.hasEscapes else { return shape.firstTimeNotACalendarTime }
+        bytesExamined += line.count   // the search for its time's text
+        return Plausibility.firstTimeTextNotACalendarTime(in: line)
     }
 
     /// A TPV, its values checked against ``Plausibility``: a fix whose position cannot be true is dropped (the
