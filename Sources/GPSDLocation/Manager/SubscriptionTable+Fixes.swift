@@ -26,36 +26,36 @@ extension SubscriptionTable {
         var index = subscriptions.startIndex
         while index != subscriptions.endIndex {
             defer { subscriptions.formIndex(after: &index) }
-            if subscriptions.values[index].takesHeadings { continue }
+            if subscriptions[at: index].takesHeadings { continue }
             if held {
-                guard subscriptions.values[index].takesHeldFix(aged: location.arrival?.delay) else {
-                    if subscriptions.values[index].wantsHeldFix { subscriptions.values[index].refusedHeldFix = location }
+                guard subscriptions[at: index].takesHeldFix(aged: location.arrival?.delay) else {
+                    if subscriptions[at: index].wantsHeldFix { subscriptions[at: index].refusedHeldFix = location }
                     continue
                 }
-            } else if !subscriptions.values[index].isOneShot {
+            } else if !subscriptions[at: index].isOneShot {
                 noteAccuracy(of: location, at: index, now: now, patience: patience, into: &delivery)
             }
-            if subscriptions.values[index].takesCompleteEpochs {
+            if subscriptions[at: index].takesCompleteEpochs {
                 hold(location, at: index, into: &delivery.notifications)
                 continue
             }
             // Read where it is kept, never copied whole: a subscription holds fixes and epochs, for every fix.
-            let id = subscriptions.keys[index]
+            let id = subscriptions.id(at: index)
             let (accuracy, distance) = filters(at: index)
-            if subscriptions.values[index].isOneShot {
+            if subscriptions[at: index].isOneShot {
                 guard location.meets(desiredAccuracy: accuracy) else {
-                    if location.isBetter(than: subscriptions.values[index].best) { subscriptions.values[index].best = location }
+                    if location.isBetter(than: subscriptions[at: index].best) { subscriptions[at: index].best = location }
                     continue
                 }
                 ended.append(id)
-                switch subscriptions.values[index].consumer {
+                switch subscriptions[at: index].consumer {
                 case .delegate: delivery.toDelegate = true
                 case .consumer(let consumer, _):
                     delivery.notifications.add(.location(location), for: id, to: consumer)
                 }
-            } else if case .delegate = subscriptions.values[index].consumer {
+            } else if case .delegate = subscriptions[at: index].consumer {
                 guard location.meets(desiredAccuracy: accuracy),
-                      location.passes(distanceFilter: distance, since: subscriptions.values[index].lastDelivered) else { continue }
+                      location.passes(distanceFilter: distance, since: subscriptions[at: index].lastDelivered) else { continue }
                 delivery.toDelegate = true
             } else {
                 passOn(location, at: index, into: &delivery.notifications)
@@ -63,7 +63,9 @@ extension SubscriptionTable {
         }
         for id in ended { subscriptions[id] = nil }
         // One callback serves the request and the updates alike, and is what the distance filter measures from.
-        if delivery.toDelegate { subscriptions[.delegateUpdates]?.lastDelivered = location }
+        if delivery.toDelegate, let index = subscriptions.index(forKey: .delegateUpdates) {
+            subscriptions[at: index].lastDelivered = location
+        }
         delivery.endedAny = !ended.isEmpty
         return delivery
     }
@@ -81,9 +83,9 @@ extension SubscriptionTable {
         while index != subscriptions.endIndex {
             defer { subscriptions.formIndex(after: &index) }
             // One receiver's is looked up: sorting every receiver's for it made each fix lost cost them all.
-            for key in device.map({ [$0] }) ?? subscriptions.values[index].heldEpochs.keys.sorted() {
-                guard let pending = subscriptions.values[index].heldEpochs[key]?.pending else { continue }
-                subscriptions.values[index].heldEpochs[key] = HeldEpoch(pending: nil, passed: pending.timestamp)
+            for key in device.map({ [$0] }) ?? subscriptions[at: index].heldEpochs.keys.sorted() {
+                guard let pending = subscriptions[at: index].heldEpochs[key]?.pending else { continue }
+                subscriptions[at: index].heldEpochs[key] = HeldEpoch(pending: nil, passed: pending.timestamp)
                 passOn(pending, at: index, into: &notifications)
             }
         }
@@ -92,7 +94,7 @@ extension SubscriptionTable {
     /// A receiver the epoch assembly forgot, to bound what is kept: its held epochs are passed on and dropped.
     mutating func forget(receiver device: String) -> Notifications {
         let notifications = flushHeldEpochs(of: device)
-        for index in subscriptions.values.indices { subscriptions.values[index].heldEpochs[device] = nil }
+        for index in subscriptions.startIndex..<subscriptions.endIndex { subscriptions[at: index].heldEpochs[device] = nil }
         return notifications
     }
 
@@ -100,50 +102,50 @@ extension SubscriptionTable {
     /// receiver's epoch waits; that receiver's previous epoch, now over, is passed on. A record of an epoch already
     /// passed on (a GST after a flush) is not held again.
     private mutating func hold(
-        _ location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index,
+        _ location: Location, at index: Int,
         into notifications: inout Notifications
     ) {
         let key = location.device ?? ""
-        var held = subscriptions.values[index].heldEpochs[key] ?? HeldEpoch()
+        var held = subscriptions[at: index].heldEpochs[key] ?? HeldEpoch()
         if location.timestamp == held.passed { return }
         if let previous = held.pending, previous.timestamp != location.timestamp {
             held.passed = previous.timestamp
-            subscriptions.values[index].heldEpochs[key] = held
+            subscriptions[at: index].heldEpochs[key] = held
             passOn(previous, at: index, into: &notifications)
         }
         held.pending = location
-        subscriptions.values[index].heldEpochs[key] = held
+        subscriptions[at: index].heldEpochs[key] = held
     }
 
     /// Passes `location` to the continuous consumer subscription at `index` if it meets its filters.
     mutating func passOn(
-        _ location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index,
+        _ location: Location, at index: Int,
         into notifications: inout Notifications
     ) {
-        guard case .consumer(let consumer, _) = subscriptions.values[index].consumer else { return }
+        guard case .consumer(let consumer, _) = subscriptions[at: index].consumer else { return }
         let (accuracy, distance) = filters(at: index)
         guard location.meets(desiredAccuracy: accuracy),
-              location.passes(distanceFilter: distance, since: subscriptions.values[index].lastDelivered) else { return }
-        subscriptions.values[index].lastDelivered = location
-        notifications.add(.location(location), for: subscriptions.keys[index], to: consumer)
+              location.passes(distanceFilter: distance, since: subscriptions[at: index].lastDelivered) else { return }
+        subscriptions[at: index].lastDelivered = location
+        notifications.add(.location(location), for: subscriptions.id(at: index), to: consumer)
     }
 
     /// Keeps count of how long the continuous subscription at `index` has rejected every fix for its accuracy, and
     /// tells it once when that has lasted `patience`.
     private mutating func noteAccuracy(
-        of location: Location, at index: Dictionary<SubscriptionID, Subscription>.Index, now: Duration,
+        of location: Location, at index: Int, now: Duration,
         patience: Duration, into delivery: inout FixDelivery
     ) {
         guard let accuracy = filters(at: index).accuracy else { return }
         // A fix that meets the accuracy ends a rejection; so does a gap in the fixes as long as the patience (they
         // stopped meanwhile: the rejection starts afresh with the next).
         if location.meets(desiredAccuracy: accuracy)
-            || subscriptions.values[index].rejecting.map({ now - $0.last > patience }) == true {
+            || subscriptions[at: index].rejecting.map({ now - $0.last > patience }) == true {
             endRejection(at: index, into: &delivery.notifications)
             if location.meets(desiredAccuracy: accuracy) { return }
         }
-        guard var rejecting = subscriptions.values[index].rejecting else {
-            subscriptions.values[index].rejecting = (now, now, location, false)
+        guard var rejecting = subscriptions[at: index].rejecting else {
+            subscriptions[at: index].rejecting = (now, now, location, false)
             return
         }
         rejecting.last = now
@@ -151,24 +153,24 @@ extension SubscriptionTable {
         let rejection = FixRejection(desiredAccuracy: accuracy, best: rejecting.best, duration: now - rejecting.since)
         if !rejecting.told, rejection.duration >= patience {
             rejecting.told = true
-            switch subscriptions.values[index].consumer {
+            switch subscriptions[at: index].consumer {
             case .delegate: delivery.rejectionToDelegate = rejection
             case .consumer(let consumer, _):
                 delivery.notifications.add(
-                    .rejected(rejection), for: subscriptions.keys[index], to: consumer)
+                    .rejected(rejection), for: subscriptions.id(at: index), to: consumer)
             }
         }
-        subscriptions.values[index].rejecting = rejecting
+        subscriptions[at: index].rejecting = rejecting
     }
 
     /// Ends the rejection of the subscription at `index`, if any; a consumer told of it is told it is over.
     private mutating func endRejection(
-        at index: Dictionary<SubscriptionID, Subscription>.Index, into notifications: inout Notifications
+        at index: Int, into notifications: inout Notifications
     ) {
-        guard let rejecting = subscriptions.values[index].rejecting else { return }
-        subscriptions.values[index].rejecting = nil
-        if rejecting.told, case .consumer(let consumer, _) = subscriptions.values[index].consumer {
-            notifications.add(.rejectionEnded, for: subscriptions.keys[index], to: consumer)
+        guard let rejecting = subscriptions[at: index].rejecting else { return }
+        subscriptions[at: index].rejecting = nil
+        if rejecting.told, case .consumer(let consumer, _) = subscriptions[at: index].consumer {
+            notifications.add(.rejectionEnded, for: subscriptions.id(at: index), to: consumer)
         }
     }
 
@@ -184,9 +186,9 @@ extension SubscriptionTable {
     }
 
     private func filters(
-        at index: Dictionary<SubscriptionID, Subscription>.Index
+        at index: Int
     ) -> (accuracy: Double?, distance: Double?) {
-        switch subscriptions.values[index].consumer {
+        switch subscriptions[at: index].consumer {
         case .delegate: (desiredAccuracy, distanceFilter)
         case .consumer(_, let request): (request.desiredAccuracy, request.distanceFilter)
         }

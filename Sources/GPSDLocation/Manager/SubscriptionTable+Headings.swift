@@ -15,18 +15,18 @@ extension SubscriptionTable {
         var index = subscriptions.startIndex
         while index != subscriptions.endIndex {
             defer { subscriptions.formIndex(after: &index) }
-            guard subscriptions.values[index].takesHeadings else { continue }
+            guard subscriptions[at: index].takesHeadings else { continue }
             let filter: Double?
-            switch subscriptions.values[index].consumer {
+            switch subscriptions[at: index].consumer {
             case .delegate: filter = headingFilter
             case .consumer(_, let request): filter = request.headingFilter
             }
-            guard heading.passes(headingFilter: filter, since: subscriptions.values[index].lastHeading) else { continue }
-            subscriptions.values[index].lastHeading = heading
-            switch subscriptions.values[index].consumer {
+            guard heading.passes(headingFilter: filter, since: subscriptions[at: index].lastHeading) else { continue }
+            subscriptions[at: index].lastHeading = heading
+            switch subscriptions[at: index].consumer {
             case .delegate: delivery.toDelegate = true
             case .consumer(let consumer, _):
-                delivery.notifications.add(.heading(heading), for: subscriptions.keys[index], to: consumer)
+                delivery.notifications.add(.heading(heading), for: subscriptions.id(at: index), to: consumer)
             }
         }
         return delivery

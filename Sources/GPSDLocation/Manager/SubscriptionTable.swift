@@ -17,7 +17,7 @@ struct SubscriptionTable {
     var headingFilter: Double? = 1
 
     /// Changed only by the table's own methods, here and in +Fixes.
-    var subscriptions: [SubscriptionID: Subscription] = [:]
+    var subscriptions = SubscriptionList()
     /// Ids handed out and not yet subscribed: given back before subscribing, they never subscribe.
     private var reserved: Set<SubscriptionID> = []
     private var nextID = SubscriptionID.firstReservable
@@ -39,7 +39,7 @@ struct SubscriptionTable {
     }
 
     /// Whether a request waits for gpsd's held fix.
-    var wantsHeldFix: Bool { subscriptions.values.contains(where: \.wantsHeldFix) }
+    var wantsHeldFix: Bool { subscriptions.contains(where: \.wantsHeldFix) }
 
     // MARK: The delegate
 
@@ -122,10 +122,10 @@ struct SubscriptionTable {
                 if !reserved.contains(id) { ended.append(id) }
                 continue
             }
-            guard case .consumer(let consumer, _) = subscriptions.values[index].consumer else { continue }
+            guard case .consumer(let consumer, _) = subscriptions[at: index].consumer else { continue }
             ended.append(id)
-            for key in subscriptions.values[index].heldEpochs.keys.sorted() {
-                guard let pending = subscriptions.values[index].heldEpochs[key]?.pending else { continue }
+            for key in subscriptions[at: index].heldEpochs.keys.sorted() {
+                guard let pending = subscriptions[at: index].heldEpochs[key]?.pending else { continue }
                 passOn(pending, at: index, into: &notifications)
             }
             notifications.add(.ended(nil), for: id, to: consumer)
@@ -138,7 +138,9 @@ struct SubscriptionTable {
 
     /// The session connected: the one-shot requests waiting have seen a connection.
     mutating func sessionConnected() {
-        for (id, subscription) in subscriptions where subscription.isOneShot { subscriptions[id]?.sawConnection = true }
+        for index in subscriptions.startIndex..<subscriptions.endIndex where subscriptions[at: index].isOneShot {
+            subscriptions[at: index].sawConnection = true
+        }
     }
 
     /// What the end of every subscription means for the delegate and the consumers.
@@ -195,10 +197,10 @@ struct SubscriptionTable {
         var index = subscriptions.startIndex
         while index != subscriptions.endIndex {
             defer { subscriptions.formIndex(after: &index) }
-            guard id == nil || subscriptions.keys[index] == id,
-                  case .consumer(let consumer, let request) = subscriptions.values[index].consumer, request.followsStatus
+            guard id == nil || subscriptions.id(at: index) == id,
+                  case .consumer(let consumer, let request) = subscriptions[at: index].consumer, request.followsStatus
             else { continue }
-            notifications.add(.status(status), for: subscriptions.keys[index], to: consumer)
+            notifications.add(.status(status), for: subscriptions.id(at: index), to: consumer)
         }
         return notifications
     }
@@ -283,5 +285,72 @@ struct Subscription {
             guard request.isOneShot, let maximumAge = request.maximumAge, let age else { return false }
             return age <= maximumAge
         }
+    }
+}
+
+/// The table's subscriptions, in the order they subscribed: kept in place in an array, so that a fix's way reads
+/// and changes each where it is (a dictionary's values are copied out whole to be read, and a subscription holds
+/// fixes and epochs), and found by id one by one (cheaper than hashing for the few a manager has).
+struct SubscriptionList: Sequence {
+    private var ids: [SubscriptionID] = []
+    private var entries: [Subscription] = []
+
+    var isEmpty: Bool { ids.isEmpty }
+    var count: Int { ids.count }
+    var startIndex: Int { 0 }
+    var endIndex: Int { ids.count }
+    func formIndex(after index: inout Int) { index += 1 }
+
+    /// The position of subscription `id`, if it is here.
+    func index(forKey id: SubscriptionID) -> Int? {
+        ids.firstIndex(of: id)
+    }
+
+    func id(at index: Int) -> SubscriptionID { ids[index] }
+
+    /// The subscription at `index`, read and changed in place.
+    subscript(at index: Int) -> Subscription {
+        _read { yield entries[index] }
+        _modify { yield &entries[index] }
+    }
+
+    /// Subscription `id`; setting `nil` removes it, setting another adds or replaces it.
+    subscript(id: SubscriptionID) -> Subscription? {
+        get { index(forKey: id).map { entries[$0] } }
+        set {
+            switch (index(forKey: id), newValue) {
+            case (let index?, let subscription?): entries[index] = subscription
+            case (let index?, nil): remove(at: index)
+            case (nil, let subscription?):
+                ids.append(id)
+                entries.append(subscription)
+            case (nil, nil): break
+            }
+        }
+    }
+
+    @discardableResult
+    mutating func removeValue(forKey id: SubscriptionID) -> Subscription? {
+        guard let index = index(forKey: id) else { return nil }
+        return remove(at: index)
+    }
+
+    @discardableResult
+    mutating func remove(at index: Int) -> Subscription {
+        ids.remove(at: index)
+        return entries.remove(at: index)
+    }
+
+    mutating func removeAll() {
+        ids.removeAll()
+        entries.removeAll()
+    }
+
+    func contains(where predicate: (Subscription) -> Bool) -> Bool {
+        entries.contains(where: predicate)
+    }
+
+    func makeIterator() -> some IteratorProtocol<(key: SubscriptionID, value: Subscription)> {
+        zip(ids, entries).lazy.map { (key: $0, value: $1) }.makeIterator()
     }
 }
