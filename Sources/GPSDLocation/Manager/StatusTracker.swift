@@ -45,7 +45,11 @@ struct StatusTracker {
     }
 
     /// A report that changes nothing of the status still ends a silence.
-    mutating func reportArrived() -> LocationStatus? { set(base) }
+    mutating func reportArrived() -> LocationStatus? {
+        // Nearly every report: nothing to compare (or copy) when no silence ends.
+        guard silence != nil else { return nil }
+        return set(base)
+    }
 
     mutating func version(_ release: String) -> LocationStatus? {
         guard case .connected = base else { return reportArrived() }
@@ -83,7 +87,13 @@ struct StatusTracker {
         }
     }
 
-    mutating func fix(_ location: Location) -> LocationStatus? { set(.fix(location.fix, location.status)) }
+    mutating func fix(_ location: Location) -> LocationStatus? {
+        // Every fix: one of the same kind as the last changes nothing, unless it ends a silence.
+        if silence == nil, case .fix(let fix, let status) = base, fix == location.fix, status == location.status {
+            return nil
+        }
+        return set(.fix(location.fix, location.status))
+    }
 
     /// A receiver is there: waiting for a fix, unless fixes are already coming.
     private mutating func waitingUnlessFixing() -> LocationStatus? {
