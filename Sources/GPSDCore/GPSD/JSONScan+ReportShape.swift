@@ -55,15 +55,15 @@ extension JSONScan {
         repeat {
             walk.skipSpace()
             let keyStart = walk.index
-            guard walk.string(), walk.take(UInt8(ascii: ":")) else { return nil }
-            let keyEnd = walk.index   // past the colon: the key is keyStart + 1 ..< its closing quote
+            guard walk.string() else { return nil }
+            let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<(walk.index - 1)])   // between its quotes
+            guard walk.take(UInt8(ascii: ":")) else { return nil }
             walk.skipSpace()
             let valueStart = walk.index
-            let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<keyEnd])   // ends with `":` and spaces
             // A SKY's satellites are walked once: checked as JSON and for their shape together.
             var satellitesFit = false
             if !isFirstMember, valueStart < bytes.count, bytes[valueStart] == UInt8(ascii: "["),
-               Self.starts(key, with: "satellites\"") {
+               Self.isName(key, "satellites") {
                 satellitesFit = isArrayOfFlatObjects(&walk, shape: &shape)
                 if !satellitesFit { walk.index = valueStart }
             }
@@ -74,13 +74,13 @@ extension JSONScan {
                 continue
             }
             let first = bytes[valueStart]
-            if !Self.fits(key) { shape.namesFit = false }
+            if key.count > maximumNameLength { shape.namesFit = false }
             if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
                 shape.isFlat = false
                 if !satellitesFit { shape.nestsOnlySatellites = false }
-            } else if Self.starts(key, with: "time\"") {
+            } else if Self.isName(key, "time") {
                 Self.noteTime(bytes, from: valueStart, to: walk.index, in: &shape)
-            } else if Self.starts(key, with: "class\"") {
+            } else if Self.isName(key, "class") {
                 // A second class: libgps 3.22 loops for ever on `{"class":"TPV","class":"VERSION"}`.
                 shape.isFlat = false
                 shape.nestsOnlySatellites = false
@@ -102,26 +102,14 @@ extension JSONScan {
         if !Plausibility.isCalendarTime(text) { shape.firstTimeNotACalendarTime = String(decoding: text, as: UTF8.self) }
     }
 
-    /// Whether `bytes` begin with `prefix`.
-    private static func starts(_ bytes: UnsafeBufferPointer<UInt8>, with prefix: StaticString) -> Bool {
-        let count = prefix.utf8CodeUnitCount
-        guard bytes.count >= count else { return false }
-        for offset in 0..<count where bytes[offset] != prefix.utf8Start[offset] { return false }
+    /// Whether a member's name, as its bytes between the quotes, is `name`. An escape counts as its bytes, as
+    /// libgps counts it; so does a name's length, which must be at most ``maximumNameLength`` (libgps's
+    /// `JSON_ATTR_MAX`).
+    private static func isName(_ key: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        guard key.count == count else { return false }
+        for offset in 0..<count where key[offset] != name.utf8Start[offset] { return false }
         return true
-    }
-
-    /// Whether `key` (a member's name from its first byte on, its closing quote included) is at most
-    /// ``maximumNameLength`` bytes long. An escape counts as its bytes, as libgps counts it.
-    private static func fits(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
-        var offset = 0
-        while offset < key.count, offset <= maximumNameLength {
-            switch key[offset] {
-            case UInt8(ascii: "\\"): offset += 2
-            case UInt8(ascii: "\""): return true   // the closing quote, `offset` bytes in
-            default: offset += 1
-            }
-        }
-        return false
     }
 
     /// Whether the walk is at an array that holds only objects whose values are strings, numbers or literals, and
@@ -138,15 +126,15 @@ extension JSONScan {
             repeat {
                 walk.skipSpace()
                 let keyStart = walk.index
-                guard walk.string(), walk.take(UInt8(ascii: ":")) else { return false }
-                let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<walk.index])
-                guard !starts(key, with: "class\"") else { return false }
-                if !fits(key) { shape.namesFit = false }
+                guard walk.string() else { return false }
+                let key = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<(walk.index - 1)])   // between its quotes
+                guard walk.take(UInt8(ascii: ":")), !isName(key, "class") else { return false }
+                if key.count > maximumNameLength { shape.namesFit = false }
                 walk.skipSpace()
                 let valueStart = walk.index
                 guard walk.index < bytes.count, bytes[walk.index] != UInt8(ascii: "{"), bytes[walk.index] != UInt8(ascii: "["),
                       walk.value(depth: 1) else { return false }
-                if starts(key, with: "time\"") { noteTime(bytes, from: valueStart, to: walk.index, in: &shape) }
+                if isName(key, "time") { noteTime(bytes, from: valueStart, to: walk.index, in: &shape) }
             } while walk.take(UInt8(ascii: ","))
             guard walk.take(UInt8(ascii: "}")) else { return false }
         } while walk.take(UInt8(ascii: ","))
