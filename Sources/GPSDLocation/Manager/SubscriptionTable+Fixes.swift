@@ -82,10 +82,16 @@ extension SubscriptionTable {
         var index = subscriptions.startIndex
         while index != subscriptions.endIndex {
             defer { subscriptions.formIndex(after: &index) }
-            // One receiver's is looked up: sorting every receiver's for it made each fix lost cost them all.
-            for key in device.map({ [$0] }) ?? subscriptions[at: index].heldEpochs.keys.sorted() {
-                guard let pending = subscriptions[at: index].heldEpochs[key]?.pending else { continue }
-                subscriptions[at: index].heldEpochs[key] = HeldEpoch(pending: nil, passed: pending.timestamp)
+            // One receiver's is looked up (once, and changed in place): sorting every receiver's for it made each
+            // fix lost cost them all.
+            if let device {
+                if let pending = subscriptions[at: index].heldEpochs[device]?.pass() {
+                    passOn(pending, at: index, into: &notifications)
+                }
+                continue
+            }
+            for key in subscriptions[at: index].heldEpochs.keys.sorted() {
+                guard let pending = subscriptions[at: index].heldEpochs[key]?.pass() else { continue }
                 passOn(pending, at: index, into: &notifications)
             }
         }
@@ -105,16 +111,10 @@ extension SubscriptionTable {
         _ location: Location, at index: Int,
         into notifications: inout Notifications
     ) {
-        let key = location.device ?? ""
-        var held = subscriptions[at: index].heldEpochs[key] ?? HeldEpoch()
-        if location.timestamp == held.passed { return }
-        if let previous = held.pending, previous.timestamp != location.timestamp {
-            held.passed = previous.timestamp
-            subscriptions[at: index].heldEpochs[key] = held
-            passOn(previous, at: index, into: &notifications)
+        // Looked up once, and changed in place.
+        if let over = subscriptions[at: index].heldEpochs[location.device ?? "", default: HeldEpoch()].hold(location) {
+            passOn(over, at: index, into: &notifications)
         }
-        held.pending = location
-        subscriptions[at: index].heldEpochs[key] = held
     }
 
     /// Passes `location` to the continuous consumer subscription at `index` if it meets its filters.

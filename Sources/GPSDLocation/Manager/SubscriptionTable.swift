@@ -229,6 +229,27 @@ struct SubscriptionTable {
 struct HeldEpoch {
     var pending: Location?
     var passed: Date?
+
+    /// Holds `location`, the newest record of its epoch; returns the record of the epoch before, now over, to
+    /// pass on. A record of the epoch passed on last (a GST after a flush) is not held again.
+    mutating func hold(_ location: Location) -> Location? {
+        if location.timestamp == passed { return nil }
+        var over: Location?
+        if let previous = pending, previous.timestamp != location.timestamp {
+            passed = previous.timestamp
+            over = previous
+        }
+        pending = location
+        return over
+    }
+
+    /// The epoch held is over: returns its record, to pass on.
+    mutating func pass() -> Location? {
+        guard let held = pending else { return nil }
+        pending = nil
+        passed = held.timestamp
+        return held
+    }
 }
 
 /// One live subscription, as the state machine keeps it.
