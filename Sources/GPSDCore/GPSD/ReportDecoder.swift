@@ -116,6 +116,15 @@ package final class ReportDecoder {
         return Plausibility.firstTimeTextNotACalendarTime(in: line)
     }
 
+    /// ``Plausibility/check(_:_:_:into:)`` into ``problems``, which it touches only for a value that cannot be true:
+    /// every access to a property of this class is checked for exclusivity at run time, and a TPV has a score of
+    /// values to check.
+    private func checked(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
+        if value.isNaN { return nil }
+        if value.isFinite, range.contains(value) { return value }
+        return Plausibility.check(value, range, kind, into: &problems)
+    }
+
     /// A TPV, its values checked against ``Plausibility``: a fix whose position cannot be true is dropped (the
     /// report is then ``GPSDReport/other``), any other value that cannot be true is left out.
     private func tpvReport(notATime: String?) -> GPSDReport {
@@ -130,12 +139,12 @@ package final class ReportDecoder {
         guard report.mode >= 2, report.has_position, !report.latitude.isNaN, !report.longitude.isNaN else {
             return .noFix(device: device, time: timestamp)
         }
-        guard let latitude = Plausibility.check(report.latitude, Plausibility.latitude, .latitude, into: &problems),
-              let longitude = Plausibility.check(report.longitude, Plausibility.longitude, .longitude, into: &problems)
+        guard let latitude = checked(report.latitude, Plausibility.latitude, .latitude),
+              let longitude = checked(report.longitude, Plausibility.longitude, .longitude)
         else { return .other }
         guard let timestamp else { return .fixWithoutTime(device: device) }
         func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
-            Plausibility.check(value, range, kind, into: &problems)
+            checked(value, range, kind)
         }
         let isThreeD = report.mode >= 3
         let course = check(report.track, Plausibility.course, .course).map { $0 == 360 ? 0 : $0 }
@@ -174,7 +183,7 @@ package final class ReportDecoder {
     /// (``Heading/timestamp``, ``Heading/magneticHeading``).
     private func attitudeReport(notATime: String?) -> GPSDReport {
         func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
-            Plausibility.check(value, range, kind, into: &problems)
+            checked(value, range, kind)
         }
         let device = deviceText()
         var timestamp: Date? = report.has_time ? GPSDTime.date(seconds: report.time_sec, nanoseconds: report.time_nsec) : nil
@@ -209,7 +218,7 @@ package final class ReportDecoder {
         }
         let key = device ?? ""
         if newestTPVs[key] == nil, newestTPVs.count >= Self.maximumReceivers { newestTPVs.removeAll() }
-        let variation = Plausibility.check(report.magnetic_var, Plausibility.magneticVariation, .magneticVariation, into: &problems)
+        let variation = checked(report.magnetic_var, Plausibility.magneticVariation, .magneticVariation)
         newestTPVs[key] = (time, variation)
     }
 
@@ -233,7 +242,7 @@ package final class ReportDecoder {
             return .other
         }
         func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
-            Plausibility.check(value, range, kind, into: &problems)
+            checked(value, range, kind)
         }
         var satellites: [Satellite] = []
         var entry = cgps_satellite()
@@ -271,7 +280,7 @@ package final class ReportDecoder {
             return nil
         }
         func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
-            Plausibility.check(value, range, kind, into: &problems)
+            checked(value, range, kind)
         }
         return Satellite(
             constellation: constellation, id: id, prn: prn,
@@ -286,9 +295,9 @@ package final class ReportDecoder {
     /// ``GPSDReport/other``.
     private func deviationReport() -> GPSDReport {
         let deviation = Location.Deviation(
-            latitude: Plausibility.check(report.lat_deviation, Plausibility.positionError, .accuracy, into: &problems),
-            longitude: Plausibility.check(report.lon_deviation, Plausibility.positionError, .accuracy, into: &problems),
-            altitude: Plausibility.check(report.alt_deviation, Plausibility.positionError, .accuracy, into: &problems))
+            latitude: checked(report.lat_deviation, Plausibility.positionError, .accuracy),
+            longitude: checked(report.lon_deviation, Plausibility.positionError, .accuracy),
+            altitude: checked(report.alt_deviation, Plausibility.positionError, .accuracy))
         guard deviation != Location.Deviation() else { return .other }
         let time = report.has_time ? GPSDTime.date(seconds: report.time_sec, nanoseconds: report.time_nsec) : nil
         return .deviation(deviation, device: deviceText(), time: time.flatMap { Plausibility.isPlausible($0) ? $0 : nil })
