@@ -132,8 +132,7 @@ extension JSONScan {
                 if key.count > maximumNameLength { shape.namesFit = false }
                 walk.skipSpace()
                 let valueStart = walk.index
-                guard walk.index < bytes.count, bytes[walk.index] != UInt8(ascii: "{"), bytes[walk.index] != UInt8(ascii: "["),
-                      walk.value(depth: 1) else { return false }
+                guard walk.scalar() else { return false }
                 if isName(key, "time") { noteTime(bytes, from: valueStart, to: walk.index, in: &shape) }
             } while walk.take(UInt8(ascii: ","))
             guard walk.take(UInt8(ascii: "}")) else { return false }
@@ -148,11 +147,13 @@ extension JSONScan {
         /// Whether a string walked had an escape.
         var sawEscape = false
 
+        @inline(__always)
         mutating func skipSpace() {
             while index < bytes.count, JSONScan.isSpace(bytes[index]) { index += 1 }
         }
 
         /// Skips white space, then takes `byte` if it comes next.
+        @inline(__always)
         mutating func take(_ byte: UInt8) -> Bool {
             skipSpace()
             guard index < bytes.count, bytes[index] == byte else { return false }
@@ -182,13 +183,20 @@ extension JSONScan {
                     guard value(depth: depth + 1) else { return false }
                 } while take(UInt8(ascii: ","))
                 return take(UInt8(ascii: "]"))
-            case UInt8(ascii: "\""):
-                return string()
+            default:
+                return scalar()
+            }
+        }
+
+        /// One string, number or literal (`true`, `false`, `null`) here: no object, no array.
+        mutating func scalar() -> Bool {
+            guard index < bytes.count else { return false }
+            switch bytes[index] {
+            case UInt8(ascii: "\""): return string()
             case UInt8(ascii: "t"): return literal("true")
             case UInt8(ascii: "f"): return literal("false")
             case UInt8(ascii: "n"): return literal("null")
-            default:
-                return number()
+            default: return number()
             }
         }
 
@@ -244,6 +252,7 @@ extension JSONScan {
         }
 
         /// One digit or more.
+        @inline(__always)
         mutating func digits() -> Bool {
             let start = index
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
