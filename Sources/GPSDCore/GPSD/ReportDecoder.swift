@@ -245,6 +245,7 @@ package final class ReportDecoder {
             checked(value, range, kind)
         }
         var satellites: [Satellite] = []
+        satellites.reserveCapacity(visible)   // one allocation, not one per doubling
         var entry = cgps_satellite()
         for index in 0..<cgps_skyview_capacity() where cgps_satellite_at(data, index, &entry) {
             guard let satellite = satellite(entry) else { continue }
