@@ -23,39 +23,37 @@ extension SubscriptionTable {
     ) -> FixDelivery {
         var delivery = FixDelivery()
         var ended: [SubscriptionID] = []
-        var index = subscriptions.startIndex
-        while index != subscriptions.endIndex {
-            defer { subscriptions.formIndex(after: &index) }
-            if subscriptions[at: index].takesHeadings { continue }
+        for index in subscriptions.entries.indices {
+            if subscriptions.entries[index].takesHeadings { continue }
             if held {
-                guard subscriptions[at: index].takesHeldFix(aged: location.arrival?.delay) else {
-                    if subscriptions[at: index].wantsHeldFix { subscriptions[at: index].refusedHeldFix = location }
+                guard subscriptions.entries[index].takesHeldFix(aged: location.arrival?.delay) else {
+                    if subscriptions.entries[index].wantsHeldFix { subscriptions.entries[index].refusedHeldFix = location }
                     continue
                 }
-            } else if !subscriptions[at: index].isOneShot {
+            } else if !subscriptions.entries[index].isOneShot {
                 noteAccuracy(of: location, at: index, now: now, patience: patience, into: &delivery)
             }
-            if subscriptions[at: index].takesCompleteEpochs {
+            if subscriptions.entries[index].takesCompleteEpochs {
                 hold(location, at: index, into: &delivery.notifications)
                 continue
             }
             // Read where it is kept, never copied whole: a subscription holds fixes and epochs, for every fix.
-            let id = subscriptions.id(at: index)
+            let id = subscriptions.ids[index]
             let (accuracy, distance) = filters(at: index)
-            if subscriptions[at: index].isOneShot {
+            if subscriptions.entries[index].isOneShot {
                 guard location.meets(desiredAccuracy: accuracy) else {
-                    if location.isBetter(than: subscriptions[at: index].best) { subscriptions[at: index].best = location }
+                    if location.isBetter(than: subscriptions.entries[index].best) { subscriptions.entries[index].best = location }
                     continue
                 }
                 ended.append(id)
-                switch subscriptions[at: index].consumer {
+                switch subscriptions.entries[index].consumer {
                 case .delegate: delivery.toDelegate = true
                 case .consumer(let consumer, _):
                     delivery.notifications.add(.location(location), for: id, to: consumer)
                 }
-            } else if case .delegate = subscriptions[at: index].consumer {
+            } else if case .delegate = subscriptions.entries[index].consumer {
                 guard location.meets(desiredAccuracy: accuracy),
-                      location.passes(distanceFilter: distance, since: subscriptions[at: index].lastDelivered) else { continue }
+                      location.passes(distanceFilter: distance, since: subscriptions.entries[index].lastDelivered) else { continue }
                 delivery.toDelegate = true
             } else {
                 passOn(location, at: index, into: &delivery.notifications)
@@ -64,7 +62,7 @@ extension SubscriptionTable {
         for id in ended { subscriptions[id] = nil }
         // One callback serves the request and the updates alike, and is what the distance filter measures from.
         if delivery.toDelegate, let index = subscriptions.index(forKey: .delegateUpdates) {
-            subscriptions[at: index].lastDelivered = location
+            subscriptions.entries[index].lastDelivered = location
         }
         delivery.endedAny = !ended.isEmpty
         return delivery
@@ -79,19 +77,17 @@ extension SubscriptionTable {
     }
 
     mutating func flushHeldEpochs(into notifications: inout Notifications, device: String? = nil) {
-        var index = subscriptions.startIndex
-        while index != subscriptions.endIndex {
-            defer { subscriptions.formIndex(after: &index) }
+        for index in subscriptions.entries.indices {
             // One receiver's is looked up (once, and changed in place): sorting every receiver's for it made each
             // fix lost cost them all.
             if let device {
-                if let pending = subscriptions[at: index].heldEpochs[device]?.pass() {
+                if let pending = subscriptions.entries[index].heldEpochs.pass(device) {
                     passOn(pending, at: index, into: &notifications)
                 }
                 continue
             }
-            for key in subscriptions[at: index].heldEpochs.keys.sorted() {
-                guard let pending = subscriptions[at: index].heldEpochs[key]?.pass() else { continue }
+            for key in subscriptions.entries[index].heldEpochs.devices.sorted() {
+                guard let pending = subscriptions.entries[index].heldEpochs.pass(key) else { continue }
                 passOn(pending, at: index, into: &notifications)
             }
         }
@@ -100,7 +96,7 @@ extension SubscriptionTable {
     /// A receiver the epoch assembly forgot, to bound what is kept: its held epochs are passed on and dropped.
     mutating func forget(receiver device: String) -> Notifications {
         let notifications = flushHeldEpochs(of: device)
-        for index in subscriptions.startIndex..<subscriptions.endIndex { subscriptions[at: index].heldEpochs[device] = nil }
+        for index in subscriptions.entries.indices { subscriptions.entries[index].heldEpochs.forget(device) }
         return notifications
     }
 
@@ -112,7 +108,7 @@ extension SubscriptionTable {
         into notifications: inout Notifications
     ) {
         // Looked up once, and changed in place.
-        if let over = subscriptions[at: index].heldEpochs[location.device ?? "", default: HeldEpoch()].hold(location) {
+        if let over = subscriptions.entries[index].heldEpochs.hold(location, of: location.device ?? "") {
             passOn(over, at: index, into: &notifications)
         }
     }
@@ -122,12 +118,12 @@ extension SubscriptionTable {
         _ location: Location, at index: Int,
         into notifications: inout Notifications
     ) {
-        guard case .consumer(let consumer, _) = subscriptions[at: index].consumer else { return }
+        guard case .consumer(let consumer, _) = subscriptions.entries[index].consumer else { return }
         let (accuracy, distance) = filters(at: index)
         guard location.meets(desiredAccuracy: accuracy),
-              location.passes(distanceFilter: distance, since: subscriptions[at: index].lastDelivered) else { return }
-        subscriptions[at: index].lastDelivered = location
-        notifications.add(.location(location), for: subscriptions.id(at: index), to: consumer)
+              location.passes(distanceFilter: distance, since: subscriptions.entries[index].lastDelivered) else { return }
+        subscriptions.entries[index].lastDelivered = location
+        notifications.add(.location(location), for: subscriptions.ids[index], to: consumer)
     }
 
     /// Keeps count of how long the continuous subscription at `index` has rejected every fix for its accuracy, and
@@ -140,12 +136,12 @@ extension SubscriptionTable {
         // A fix that meets the accuracy ends a rejection; so does a gap in the fixes as long as the patience (they
         // stopped meanwhile: the rejection starts afresh with the next).
         if location.meets(desiredAccuracy: accuracy)
-            || subscriptions[at: index].rejecting.map({ now - $0.last > patience }) == true {
+            || subscriptions.entries[index].rejecting.map({ now - $0.last > patience }) == true {
             endRejection(at: index, into: &delivery.notifications)
             if location.meets(desiredAccuracy: accuracy) { return }
         }
-        guard var rejecting = subscriptions[at: index].rejecting else {
-            subscriptions[at: index].rejecting = (now, now, location, false)
+        guard var rejecting = subscriptions.entries[index].rejecting else {
+            subscriptions.entries[index].rejecting = (now, now, location, false)
             return
         }
         rejecting.last = now
@@ -153,42 +149,38 @@ extension SubscriptionTable {
         let rejection = FixRejection(desiredAccuracy: accuracy, best: rejecting.best, duration: now - rejecting.since)
         if !rejecting.told, rejection.duration >= patience {
             rejecting.told = true
-            switch subscriptions[at: index].consumer {
+            switch subscriptions.entries[index].consumer {
             case .delegate: delivery.rejectionToDelegate = rejection
             case .consumer(let consumer, _):
                 delivery.notifications.add(
-                    .rejected(rejection), for: subscriptions.id(at: index), to: consumer)
+                    .rejected(rejection), for: subscriptions.ids[index], to: consumer)
             }
         }
-        subscriptions[at: index].rejecting = rejecting
+        subscriptions.entries[index].rejecting = rejecting
     }
 
     /// Ends the rejection of the subscription at `index`, if any; a consumer told of it is told it is over.
     private mutating func endRejection(
         at index: Int, into notifications: inout Notifications
     ) {
-        guard let rejecting = subscriptions[at: index].rejecting else { return }
-        subscriptions[at: index].rejecting = nil
-        if rejecting.told, case .consumer(let consumer, _) = subscriptions[at: index].consumer {
-            notifications.add(.rejectionEnded, for: subscriptions.id(at: index), to: consumer)
+        guard let rejecting = subscriptions.entries[index].rejecting else { return }
+        subscriptions.entries[index].rejecting = nil
+        if rejecting.told, case .consumer(let consumer, _) = subscriptions.entries[index].consumer {
+            notifications.add(.rejectionEnded, for: subscriptions.ids[index], to: consumer)
         }
     }
 
     /// The fixes stopped (the session ended): every rejection is over.
     mutating func endRejections() -> Notifications {
         var notifications = Notifications()
-        var index = subscriptions.startIndex
-        while index != subscriptions.endIndex {
-            endRejection(at: index, into: &notifications)
-            subscriptions.formIndex(after: &index)
-        }
+        for index in subscriptions.entries.indices { endRejection(at: index, into: &notifications) }
         return notifications
     }
 
     private func filters(
         at index: Int
     ) -> (accuracy: Double?, distance: Double?) {
-        switch subscriptions[at: index].consumer {
+        switch subscriptions.entries[index].consumer {
         case .delegate: (desiredAccuracy, distanceFilter)
         case .consumer(_, let request): (request.desiredAccuracy, request.distanceFilter)
         }

@@ -12,21 +12,19 @@ extension SubscriptionTable {
     /// (the delegate's is ``headingFilter``), measured from the last it got.
     mutating func deliver(_ heading: Heading) -> HeadingDelivery {
         var delivery = HeadingDelivery()
-        var index = subscriptions.startIndex
-        while index != subscriptions.endIndex {
-            defer { subscriptions.formIndex(after: &index) }
-            guard subscriptions[at: index].takesHeadings else { continue }
+        for index in subscriptions.entries.indices {
+            guard subscriptions.entries[index].takesHeadings else { continue }
             let filter: Double?
-            switch subscriptions[at: index].consumer {
+            switch subscriptions.entries[index].consumer {
             case .delegate: filter = headingFilter
             case .consumer(_, let request): filter = request.headingFilter
             }
-            guard heading.passes(headingFilter: filter, since: subscriptions[at: index].lastHeading) else { continue }
-            subscriptions[at: index].lastHeading = heading
-            switch subscriptions[at: index].consumer {
+            guard heading.passes(headingFilter: filter, since: subscriptions.entries[index].lastHeading) else { continue }
+            subscriptions.entries[index].lastHeading = heading
+            switch subscriptions.entries[index].consumer {
             case .delegate: delivery.toDelegate = true
             case .consumer(let consumer, _):
-                delivery.notifications.add(.heading(heading), for: subscriptions.id(at: index), to: consumer)
+                delivery.notifications.add(.heading(heading), for: subscriptions.ids[index], to: consumer)
             }
         }
         return delivery

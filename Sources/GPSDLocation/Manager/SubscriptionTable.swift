@@ -122,10 +122,10 @@ struct SubscriptionTable {
                 if !reserved.contains(id) { ended.append(id) }
                 continue
             }
-            guard case .consumer(let consumer, _) = subscriptions[at: index].consumer else { continue }
+            guard case .consumer(let consumer, _) = subscriptions.entries[index].consumer else { continue }
             ended.append(id)
-            for key in subscriptions[at: index].heldEpochs.keys.sorted() {
-                guard let pending = subscriptions[at: index].heldEpochs[key]?.pending else { continue }
+            for key in subscriptions.entries[index].heldEpochs.devices.sorted() {
+                guard let pending = subscriptions.entries[index].heldEpochs.pending(of: key) else { continue }
                 passOn(pending, at: index, into: &notifications)
             }
             notifications.add(.ended(nil), for: id, to: consumer)
@@ -138,8 +138,8 @@ struct SubscriptionTable {
 
     /// The session connected: the one-shot requests waiting have seen a connection.
     mutating func sessionConnected() {
-        for index in subscriptions.startIndex..<subscriptions.endIndex where subscriptions[at: index].isOneShot {
-            subscriptions[at: index].sawConnection = true
+        for index in subscriptions.entries.indices where subscriptions.entries[index].isOneShot {
+            subscriptions.entries[index].sawConnection = true
         }
     }
 
@@ -194,13 +194,11 @@ struct SubscriptionTable {
     /// Tells the subscriptions that follow the status (live timelines) of `status`; only `id`, if given.
     mutating func tellStatus(_ status: LocationStatus, only id: SubscriptionID? = nil) -> Notifications {
         var notifications = Notifications()
-        var index = subscriptions.startIndex
-        while index != subscriptions.endIndex {
-            defer { subscriptions.formIndex(after: &index) }
-            guard id == nil || subscriptions.id(at: index) == id,
-                  case .consumer(let consumer, let request) = subscriptions[at: index].consumer, request.followsStatus
+        for index in subscriptions.entries.indices {
+            guard id == nil || subscriptions.ids[index] == id,
+                  case .consumer(let consumer, let request) = subscriptions.entries[index].consumer, request.followsStatus
             else { continue }
-            notifications.add(.status(status), for: subscriptions.id(at: index), to: consumer)
+            notifications.add(.status(status), for: subscriptions.ids[index], to: consumer)
         }
         return notifications
     }
@@ -252,6 +250,37 @@ struct HeldEpoch {
     }
 }
 
+/// A stream's held epochs, by receiver (device path, "" for none): a few at most, in an array searched one by one
+/// and changed in place (a dictionary's modify accessor allocates its coroutine's frame on every fix).
+struct HeldEpochs {
+    private var epochs: [(device: String, epoch: HeldEpoch)] = []
+
+    /// The receivers with an epoch here.
+    var devices: [String] { epochs.map(\.device) }
+
+    /// The record of `device`'s epoch not yet over, if any.
+    func pending(of device: String) -> Location? {
+        epochs.first { $0.device == device }?.epoch.pending
+    }
+
+    /// ``HeldEpoch/hold(_:)`` for `device`'s epoch.
+    mutating func hold(_ location: Location, of device: String) -> Location? {
+        if let index = epochs.firstIndex(where: { $0.device == device }) { return epochs[index].epoch.hold(location) }
+        epochs.append((device, HeldEpoch(pending: location, passed: nil)))
+        return nil
+    }
+
+    /// ``HeldEpoch/pass()`` for `device`'s epoch.
+    mutating func pass(_ device: String) -> Location? {
+        guard let index = epochs.firstIndex(where: { $0.device == device }) else { return nil }
+        return epochs[index].epoch.pass()
+    }
+
+    mutating func forget(_ device: String) {
+        epochs.removeAll { $0.device == device }
+    }
+}
+
 /// One live subscription, as the state machine keeps it.
 struct Subscription {
     enum Consumer {
@@ -279,7 +308,7 @@ struct Subscription {
     var refusedHeldFix: Location?
     /// For a stream that takes each epoch once: by receiver (device), the newest record of its epoch not yet
     /// over, and the epoch it passed on last.
-    var heldEpochs: [String: HeldEpoch] = [:]
+    var heldEpochs = HeldEpochs()
     /// For a continuous subscription with a desired accuracy: since when every fix fell short of it and when the
     /// last did (monotonic time), the best of them, and whether its consumer was told.
     var rejecting: (since: Duration, last: Duration, best: Location, told: Bool)?
@@ -312,27 +341,21 @@ struct Subscription {
 /// The table's subscriptions, in the order they subscribed: kept in place in an array, so that a fix's way reads
 /// and changes each where it is (a dictionary's values are copied out whole to be read, and a subscription holds
 /// fixes and epochs), and found by id one by one (cheaper than hashing for the few a manager has).
+///
+/// A subscription is read and changed through ``entries`` directly (`subscriptions.entries[index].lastDelivered`):
+/// an array's element is reached by address, where an accessor of this type's own would be a coroutine whose frame
+/// is allocated for every access. Only this type adds and removes entries, keeping ``ids`` beside them.
 struct SubscriptionList: Sequence {
-    private var ids: [SubscriptionID] = []
-    private var entries: [Subscription] = []
+    private(set) var ids: [SubscriptionID] = []
+    /// The subscriptions, in the order of ``ids``.
+    var entries: [Subscription] = []
 
     var isEmpty: Bool { ids.isEmpty }
     var count: Int { ids.count }
-    var startIndex: Int { 0 }
-    var endIndex: Int { ids.count }
-    func formIndex(after index: inout Int) { index += 1 }
 
     /// The position of subscription `id`, if it is here.
     func index(forKey id: SubscriptionID) -> Int? {
         ids.firstIndex(of: id)
-    }
-
-    func id(at index: Int) -> SubscriptionID { ids[index] }
-
-    /// The subscription at `index`, read and changed in place.
-    subscript(at index: Int) -> Subscription {
-        _read { yield entries[index] }
-        _modify { yield &entries[index] }
     }
 
     /// Subscription `id`; setting `nil` removes it, setting another adds or replaces it.
