@@ -32,9 +32,11 @@ extension JSONScan {
         /// Whether a string has an escape: then only a search as lenient as libgps's finds every `time` it reads
         /// (``Plausibility/firstTimeTextNotACalendarTime(in:)``).
         var hasEscapes = false
-        /// The text of the first `time` member, the satellites' included, that is a string but not a calendar time
-        /// (``Plausibility/isCalendarTime(_:)``), found on the walk: in a line without escapes, the one
-        /// ``Plausibility/firstTimeTextNotACalendarTime(in:)`` finds.
+        /// The text of the first `time` member, of the report or of a satellite, that is a string but not a calendar
+        /// time (``Plausibility/isCalendarTime(_:)``), found on the walk. In a line without escapes whose shape the
+        /// decoder hands libgps (``isFlat``, or ``nestsOnlySatellites``), the one
+        /// ``Plausibility/firstTimeTextNotACalendarTime(in:)`` finds; in any other shape a `time` nested elsewhere
+        /// is not looked for.
         var firstTimeNotACalendarTime: String?
     }
 

@@ -26,7 +26,8 @@ extension Location {
     /// ```
     public var jsonText: String {
         // Written byte by byte into one buffer: once per fix on whereami's hot path, where joining a string per
-        // field cost a quarter of a fix's instructions. The same text as `jsonFields` joined (JSONTextTests).
+        // field cost a quarter of a fix's instructions. The same text as `jsonFields` joined, which
+        // LocationJSONTests.jsonTextIsItsFieldsJoined holds it to.
         var line = JSONLine()
         if let time = GPSDTime.string(from: timestamp) { line.string("timestamp", time) }
         line.coordinate("latitude", coordinate.latitude)
