@@ -32,29 +32,7 @@ extension Location {
         if let time = GPSDTime.string(from: timestamp) { line.string("timestamp", time) }
         line.coordinate("latitude", coordinate.latitude)
         line.coordinate("longitude", coordinate.longitude)
-        line.number("altitude", altitude)
-        line.number("ellipsoidalAltitude", ellipsoidalAltitude)
-        line.number("horizontalAccuracy", horizontalAccuracy)
-        line.number("verticalAccuracy", verticalAccuracy)
-        line.number("latitudeAccuracy", latitudeAccuracy)
-        line.number("longitudeAccuracy", longitudeAccuracy)
-        if let deviation {
-            line.number("latitudeDeviation", deviation.latitude)
-            line.number("longitudeDeviation", deviation.longitude)
-            line.number("altitudeDeviation", deviation.altitude)
-        }
-        if let baseline {
-            line.number("baselineEast", baseline.east)
-            line.number("baselineNorth", baseline.north)
-            line.number("baselineUp", baseline.up)
-            line.number("baselineLength", baseline.length)
-            line.number("baselineCourse", baseline.course)
-        }
-        line.number("speed", speed)
-        line.number("speedAccuracy", speedAccuracy)
-        line.number("course", course)
-        line.number("courseAccuracy", courseAccuracy)
-        line.number("climb", climb)
+        forEachOptionalNumber { line.number($0, $1) }
         line.string("fix", fix.rawValue)
         line.string("status", status.rawValue)
         if let device { line.string("device", device) }
@@ -87,22 +65,35 @@ extension Location {
             body("latitude", coordinate.latitude.isFinite ? JSONText.number(coordinate.latitude) : "null")
             body("longitude", coordinate.longitude.isFinite ? JSONText.number(coordinate.longitude) : "null")
         }
-        for (key, value) in optionalNumbers { number(key, value) }
+        forEachOptionalNumber(number)
         body("fix", JSONText.quoted(fix.rawValue))
         body("status", JSONText.quoted(status.rawValue))
         if let device { body("device", JSONText.quoted(device)) }
     }
 
-    private var optionalNumbers: [(JSONKey, Double?)] {
-        [(.altitude, altitude), (.ellipsoidalAltitude, ellipsoidalAltitude),
-         (.horizontalAccuracy, horizontalAccuracy), (.verticalAccuracy, verticalAccuracy),
-         (.latitudeAccuracy, latitudeAccuracy), (.longitudeAccuracy, longitudeAccuracy),
-         (.latitudeDeviation, deviation?.latitude), (.longitudeDeviation, deviation?.longitude),
-         (.altitudeDeviation, deviation?.altitude),
-         (.baselineEast, baseline?.east), (.baselineNorth, baseline?.north), (.baselineUp, baseline?.up),
-         (.baselineLength, baseline?.length), (.baselineCourse, baseline?.course),
-         (.speed, speed), (.speedAccuracy, speedAccuracy), (.course, course), (.courseAccuracy, courseAccuracy),
-         (.climb, climb)]
+    /// Calls `body` with each number of the object that may be unknown, in its order: the one list of them, for
+    /// ``jsonText``, ``jsonFields(includingCoordinate:)`` and `encode(to:)` (an array of them, made per fix, cost
+    /// whereami's line an allocation).
+    private func forEachOptionalNumber(_ body: (JSONKey, Double?) throws -> Void) rethrows {
+        try body(.altitude, altitude)
+        try body(.ellipsoidalAltitude, ellipsoidalAltitude)
+        try body(.horizontalAccuracy, horizontalAccuracy)
+        try body(.verticalAccuracy, verticalAccuracy)
+        try body(.latitudeAccuracy, latitudeAccuracy)
+        try body(.longitudeAccuracy, longitudeAccuracy)
+        try body(.latitudeDeviation, deviation?.latitude)
+        try body(.longitudeDeviation, deviation?.longitude)
+        try body(.altitudeDeviation, deviation?.altitude)
+        try body(.baselineEast, baseline?.east)
+        try body(.baselineNorth, baseline?.north)
+        try body(.baselineUp, baseline?.up)
+        try body(.baselineLength, baseline?.length)
+        try body(.baselineCourse, baseline?.course)
+        try body(.speed, speed)
+        try body(.speedAccuracy, speedAccuracy)
+        try body(.course, course)
+        try body(.courseAccuracy, courseAccuracy)
+        try body(.climb, climb)
     }
 
     /// Writes the flat object of ``jsonText``. A non-finite number, or a timestamp with no calendar date, cannot
@@ -118,7 +109,7 @@ extension Location {
         for (key, value) in [(JSONKey.latitude, coordinate.latitude), (.longitude, coordinate.longitude)] {
             try container.encode(try Self.finite(value, key, container.codingPath), forKey: key)
         }
-        for (key, value) in optionalNumbers {
+        try forEachOptionalNumber { key, value in
             if let value { try container.encode(try Self.finite(value, key, container.codingPath), forKey: key) }
         }
         try container.encode(fix, forKey: .fix)
@@ -215,17 +206,23 @@ private struct JSONLine {
 
     /// `"key":`, after a comma unless it is the first member.
     private mutating func key(_ key: StaticString) {
+        key.withUTF8Buffer { self.key($0) }
+    }
+
+    /// `"key":` of a key's bytes, after a comma unless it is the first member.
+    private mutating func key(_ key: UnsafeBufferPointer<UInt8>) {
         if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
-        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: key)
         bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
     }
 
     /// A member whose value is `value`, as ``JSONText/number(_:)`` writes it, unless it is unknown or not finite.
-    mutating func number(_ key: StaticString, _ value: Double?) {
+    mutating func number(_ key: Location.JSONKey, _ value: Double?) {
         guard let value, value.isFinite else { return }
-        self.key(key)
+        var name = key.rawValue
+        name.withUTF8 { self.key($0) }
         append(value)
     }
 
