@@ -20,25 +20,26 @@ package final class StreamOutlet: SubscriptionConsumer {
     /// A sequence of fixes: the fixes of each batch go to `channel` together, an end finishes it, and what only a
     /// timeline follows (status, rejections) is left out.
     package static func fixes(_ channel: UpdateChannel<Location, any Error>) -> StreamOutlet {
-        StreamOutlet(
-            pass: { notices in
-                channel.send(notices, end: notices.last?.event.end) { notice in
-                    guard case .location(let location) = notice.event else { return nil }
-                    return location
-                }
-            },
-            finish: { channel.finish() })
+        elements(channel) { event in
+            guard case .location(let location) = event else { return nil }
+            return location
+        }
     }
 
     /// A sequence of headings: the headings of each batch go to `channel` together, an end finishes it.
     package static func headings(_ channel: UpdateChannel<Heading, any Error>) -> StreamOutlet {
+        elements(channel) { event in
+            guard case .heading(let heading) = event else { return nil }
+            return heading
+        }
+    }
+
+    /// A sequence of what `element` takes from each event: each batch's go to `channel` together, an end finishes it.
+    private static func elements<Element>(
+        _ channel: UpdateChannel<Element, any Error>, _ element: @escaping @Sendable (SubscriptionEvent) -> Element?
+    ) -> StreamOutlet {
         StreamOutlet(
-            pass: { notices in
-                channel.send(notices, end: notices.last?.event.end) { notice in
-                    guard case .heading(let heading) = notice.event else { return nil }
-                    return heading
-                }
-            },
+            pass: { notices in channel.send(notices, end: notices.last?.event.end) { element($0.event) } },
             finish: { channel.finish() })
     }
 }
