@@ -21,7 +21,14 @@ extension WhereAmIProcessTests {
             try #require(port != 0)
             let process = try await startWhereAmI(["--follow", "--format", "json"] + options + ["127.0.0.1:\(port)"])
 
-            // Started before any gpsd: it keeps trying until one comes.
+            // Started before any gpsd: it keeps trying until one comes. Without -q it says so; the first gpsd starts
+            // only once it has, lest a slow start (a busy machine) find gpsd there at the first attempt.
+            if !options.contains("-q") {
+                let refused = await process.waitForOutput(onStandardError: true, timeout: .seconds(30)) {
+                    $0.lowercased().contains("connection refused")
+                }
+                try #require(refused, "a retry before any gpsd: \(process.stderrSoFar)")
+            }
             try await withScratchDirectory("restart") { directory in
                 for (range, awaited) in [(0..<20, 5), (100..<120, 105)] {
                     let log = try Self.log(range, in: directory)
