@@ -72,6 +72,11 @@ let package = Package(
             // The demo recording is built into the program (CDemoRecording), so a copied binary runs --demo with
             // nothing beside it.
             exclude: ["Resources"]
+        // How whereami and the samples end: SIGINT, SIGTERM and SIGHUP answered within a bound whatever their output
+        // does, output that never waits past that, the terminal put back on a crash. The signal handlers are C
+        // (async-signal-safe); it uses Glibc alone, no target of the library (Scripts/check-public-api).
+        .target(name: "ProcessEnd", dependencies: ["CProcessEnd"]),
+        .target(name: "CProcessEnd"),
         ),
         // whereami's demo recording as C data (#embed): it compiles in a moment, where a Swift array literal of it
         // (SwiftPM's embedInCode) took minutes in every debug build.
@@ -146,7 +151,7 @@ let package = Package(
         .testTarget(
             name: "WhereAmITests",
             dependencies: [
-                "whereami", "WhereAmICore", "GPSDLocation", "GPSDTestSupport",
+                "whereami", "WhereAmICore", "GPSDLocation", "GPSDTestSupport", "ProcessEnd", "CProcessEnd",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
@@ -180,7 +185,8 @@ if Context.environment["GPSDLOCATION_FUZZ"] != nil {
 }
 
 // Settings every target shares: Swift 6 language mode and the upcoming features we opt into.
-for target in package.targets where target.type != .system && !["CLinux", "CDemoRecording"].contains(target.name) {
+let cTargets = ["CLinux", "CDemoRecording", "CProcessEnd"]
+for target in package.targets where target.type != .system && !cTargets.contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(contentsOf: [
         .enableUpcomingFeature("ExistentialAny"),

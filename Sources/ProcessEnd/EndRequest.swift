@@ -1,0 +1,181 @@
+import CProcessEnd
+import Glibc
+import Synchronization
+
+/// SIGINT, SIGTERM and SIGHUP as a request to end, answered within a bound whatever the program's output is doing.
+///
+/// whereami and the samples catch the signals with ``catching(_:program:)``. A signal's handler only writes its
+/// number to a pipe (in C, async-signal-safe); a thread of the request's own reads it, off Swift's cooperative
+/// pool, so that a pool blocked by a write cannot hold the request back. It then:
+/// - makes ``descriptor`` readable, for good: every ``BoundedOutput`` write waiting for room wakes and waits
+///   ``outputGrace`` more at most, then gives up;
+/// - passes the signal on to ``signals``, where the program ends its work (closes a document, puts the terminal
+///   back) and exits;
+/// - if the program has not exited ``limit`` after the signal (something else blocked), or on a second signal,
+///   puts the terminal back if it is changed and ends the process by the signal's default action, after a line on
+///   standard error (if it takes it at once). The exit status then says the signal ended it.
+package final class EndRequest: Sendable {
+    /// How long a write waits for room after the request: 0.4 s. A reader that is only slow gets the end of its
+    /// document; one that has stopped reading does not hold the end back.
+    package static let outputGrace: Duration = .milliseconds(400)
+    /// How long after the request the program may take to exit before it is ended by the signal: 0.8 s.
+    package static let limit: Duration = .milliseconds(800)
+
+    private struct State {
+        var signal: Int32?
+        var requested: ContinuousClock.Instant?
+    }
+
+    /// The signals, as the request's thread reads them; the first one is the request.
+    package let signals: AsyncStream<Int32>
+    private let sink: AsyncStream<Int32>.Continuation
+    private let state = Mutex(State())
+    private let program: String
+    /// The pipe the handlers write to, and the one that becomes readable at the request.
+    private let caught: (readEnd: Int32, writeEnd: Int32)
+    private let announced: (readEnd: Int32, writeEnd: Int32)
+
+    /// The request of this process, once a program has made one.
+    private static let current = Mutex<EndRequest?>(nil)
+
+    /// The request made by ``catching(_:program:)``, if any: what ``BoundedOutput`` waits for.
+    package static var active: EndRequest? { current.withLock { $0 } }
+
+    /// Catches `signals` from now on, for `program` (its name, for the line on standard error); once per process.
+    package static func catching(
+        _ signals: [Int32] = [SIGINT, SIGTERM, SIGHUP], program: String
+    ) throws(BoundedOutput.Failure) -> EndRequest {
+        let request = try EndRequest(program: program)
+        let first = current.withLock { current -> Bool in
+            guard current == nil else { return false }
+            current = request
+            return true
+        }
+        precondition(first, "an EndRequest is made once per process")
+        try request.startThread()
+        for signal in signals {
+            guard process_end_catch(signal, request.caught.writeEnd) == 0 else { throw .init(number: errno) }
+        }
+        return request
+    }
+
+    private init(program: String) throws(BoundedOutput.Failure) {
+        self.program = program
+        caught = try Self.pipe()
+        announced = try Self.pipe()
+        (signals, sink) = AsyncStream.makeStream(of: Int32.self)
+    }
+
+    /// A pipe whose ends do not block, closed on exec.
+    private static func pipe() throws(BoundedOutput.Failure) -> (readEnd: Int32, writeEnd: Int32) {
+        var ends: [Int32] = [-1, -1]
+        guard Glibc.pipe(&ends) == 0 else { throw .init(number: errno) }
+        for fd in ends {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        }
+        return (ends[0], ends[1])
+    }
+
+    /// The signal that requested the end, once one has.
+    package var signal: Int32? { state.withLock { $0.signal } }
+
+    /// A descriptor that becomes readable at the request and stays so: poll(2) it beside what a write waits for.
+    package var descriptor: Int32 { announced.readEnd }
+
+    /// Until when output may wait for room: ``outputGrace`` after the request; nil before it.
+    package var outputDeadline: ContinuousClock.Instant? {
+        state.withLock { $0.requested.map { $0 + Self.outputGrace } }
+    }
+
+    /// The signal's name as a shell says it: `SIGTERM`.
+    package static func name(of signal: Int32) -> String {
+        switch signal {
+        case SIGINT: "SIGINT"
+        case SIGTERM: "SIGTERM"
+        case SIGHUP: "SIGHUP"
+        default: "signal \(signal)"
+        }
+    }
+
+    // MARK: - The request's thread
+
+    /// Starts the thread that reads the signals, detached: it lives as long as the process.
+    private func startThread() throws(BoundedOutput.Failure) {
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { request in
+            Unmanaged<EndRequest>.fromOpaque(request!).takeRetainedValue().run()
+            return nil
+        }, box)
+        guard result == 0 else {
+            Unmanaged<EndRequest>.fromOpaque(box).release()
+            throw .init(number: result)
+        }
+        pthread_detach(thread)
+    }
+
+    private func run() {
+        var deadline: ContinuousClock.Instant?
+        while true {
+            var fds = [pollfd(fd: caught.readEnd, events: Int16(POLLIN), revents: 0)]
+            let wait = deadline.map { Self.milliseconds(until: $0) } ?? -1
+            if wait == 0 { endNow() }
+            guard poll(&fds, 1, wait) > 0 else { continue }
+            var bytes = [UInt8](repeating: 0, count: 16)
+            let count = read(caught.readEnd, &bytes, bytes.count)
+            guard count > 0 else { continue }
+            for byte in bytes.prefix(count) {
+                let signal = Int32(byte)
+                let first = state.withLock { state -> Bool in
+                    guard state.signal == nil else { return false }
+                    (state.signal, state.requested) = (signal, .now)
+                    return true
+                }
+                // A second signal: the user insists (Ctrl-C twice), or a supervisor does.
+                guard first else { endNow() }
+                deadline = .now + Self.limit
+                var byte: UInt8 = 1
+                _ = write(announced.writeEnd, &byte, 1)
+                sink.yield(signal)
+            }
+        }
+    }
+
+    /// Ends the process by the request's signal: it did not end in time, or a second signal came.
+    private func endNow() -> Never {
+        let signal = self.signal ?? SIGTERM
+        let line = "\(program): not ended \(Self.limit.decimalSeconds) s after \(Self.name(of: signal)); ending by it\n"
+        try? BoundedOutput.standardError.write(line)
+        process_end_by_signal(signal)
+    }
+
+    private static func milliseconds(until deadline: ContinuousClock.Instant) -> Int32 {
+        let left = ContinuousClock.now.duration(to: deadline)
+        guard left > .zero else { return 0 }
+        let (seconds, attoseconds) = left.components
+        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds to a tenth, as people read it: `0.8`.
+    package var decimalSeconds: String {
+        let (seconds, attoseconds) = components
+        let tenths = attoseconds / 100_000_000_000_000_000
+        return tenths == 0 ? "\(seconds)" : "\(seconds).\(tenths)"
+    }
+}
+
+/// The signals that end a process abnormally but can be caught, each made to put the terminal back first.
+package enum CrashSignals {
+    /// Installs the handlers (once; `process_end_catch_crashes`, Sources/CProcessEnd): for SIGSEGV, SIGBUS,
+    /// SIGILL, SIGTRAP, SIGABRT, SIGFPE, SIGQUIT and SIGSYS (and the other signals whose default action ends a
+    /// process, while it is theirs), each puts the terminal back if a program changed it
+    /// (`process_end_terminal_changed`), then gives the signal to the handler that was there before: Swift's
+    /// backtracer, or the default action, so the report and the exit status stay as they were. An exit(3)
+    /// while the terminal is changed puts it back too.
+    package static func restoreTheTerminal() throws(BoundedOutput.Failure) {
+        guard process_end_catch_crashes() == 0 else { throw .init(number: errno) }
+    }
+}
