@@ -20,10 +20,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Tests only: starting, signalling and reaping gpsfake, whereami, gpspipe and python.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
-        // whereami and the samples write their output with its FileDescriptor.writeAll (write(2), retried).
+        // TelemetryLogger writes its log files with its FileDescriptor.writeAll (write(2), retried); tests spawn with it.
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
-        // whereami and the samples: SIGTERM/SIGINT as an AsyncSequence (UnixSignals); TelemetryLogger and
-        // TrackRecorder stop cleanly with a ServiceGroup.
+        // whereami --watch: SIGWINCH/SIGCONT as an AsyncSequence (UnixSignals); TelemetryLogger and TrackRecorder
+        // stop cleanly with a ServiceGroup.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Samples only: FleetHealth writes its gauges in Prometheus's text format.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -63,11 +63,10 @@ let package = Package(
         .target(
             name: "WhereAmICore",
             dependencies: [
-                "GPSDLocation", "CDemoRecording",
+                "GPSDLocation", "CDemoRecording", "ProcessEnd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "SystemPackage", package: "swift-system"),
             ],
             // The demo recording is built into the program (CDemoRecording), so a copied binary runs --demo with
             // nothing beside it.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import GPSDLocation
-import UnixSignals
+import ProcessEnd
 
 extension WhereAmI {
     /// What happens while a stream runs; the loop in ``stream(from:to:status:)`` decides what each means.
@@ -13,7 +13,7 @@ extension WhereAmI {
         case ended(LocationError?)
         /// The first fix's deadline passed.
         case deadline
-        /// SIGINT or SIGTERM.
+        /// SIGINT, SIGTERM or SIGHUP.
         case signal
     }
 
@@ -24,9 +24,13 @@ extension WhereAmI {
     /// the first fix's deadline and the signals report to one loop, which decides when the stream ends; then the
     /// subscription is cancelled (the epoch it holds is printed first, unless the printer has stopped) and the
     /// footer closes the document.
+    ///
+    /// A signal ends it within a second whatever standard output does (``EndRequest``): a reader that has stopped
+    /// reading gets what it takes within ``EndRequest/outputGrace``, whole lines, and the run ends with status 74
+    /// if the rest (the document's end) could not be written.
     func stream(from gps: AsyncLocationManager, to output: Output, status: StatusReporter) async throws {
-        // Caught before the header goes out (and no longer ending the program): a stream always closes its document.
-        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        // Caught before the header goes out (and no longer ending the program): a stream closes its document.
+        let end = try EndRequest.catching(program: "whereami")
         let writer = self.output.format.makeWriter(streaming: true)
         try output.write(writer.header)
         let timeout = request.firstFixTimeout
@@ -54,7 +58,7 @@ extension WhereAmI {
                 }
             }
             group.addTask {
-                for await _ in signals {
+                for await _ in end.signals {
                     sink.yield(.signal)
                     return
                 }
@@ -82,7 +86,7 @@ extension WhereAmI {
         await subscription.cancel()
         let (final, writeFailure) = await printer.finish()
 
-        if let writeFailure { throw writeFailure }   // no footer to a reader that has gone
+        if let writeFailure { throw writeFailure }   // no footer to a reader that has gone (or stopped reading)
         try output.write(final.footer)
         if let failure { throw failure }
         if expired { throw LocationError(.timedOut, "no fix within \(timeout) s") }

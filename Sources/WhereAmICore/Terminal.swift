@@ -1,23 +1,18 @@
 import Glibc
 import GPSDLocation
+import ProcessEnd
 import Synchronization
-import SystemPackage
 
-/// Standard output, written with write(2) so every record reaches a pipe at once (no stdio buffering).
+/// Standard output, written with write(2) so every record reaches a pipe at once (no stdio buffering), and never
+/// waiting past the end that a signal requests (``BoundedOutput``).
 struct Output: Sendable {
-    /// Writing failed: the reader went away (`EPIPE`), or another error.
-    struct Failure: Error {
-        var number: Int32
-        var readerWentAway: Bool { number == EPIPE }
-    }
+    /// Writing failed: the reader went away (`EPIPE`), the output took nothing for the grace after a signal, or
+    /// another error.
+    typealias Failure = BoundedOutput.Failure
 
     func write(_ text: String) throws(Failure) {
         guard !text.isEmpty else { return }
-        do {
-            _ = try FileDescriptor.standardOutput.writeAll(text.utf8)
-        } catch {
-            throw Failure(number: (error as? Errno)?.rawValue ?? EIO)
-        }
+        try BoundedOutput.standardOutput.write(text)
     }
 }
 
@@ -59,6 +54,6 @@ final class StatusReporter: Sendable {
 
     /// One message to standard error with write(2), unbuffered like stderr; a failure has nowhere to be said.
     private static func writeError(_ text: String) {
-        _ = try? FileDescriptor.standardError.writeAll(text.utf8)
+        try? BoundedOutput.standardError.write(text)
     }
 }

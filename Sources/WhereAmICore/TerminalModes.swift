@@ -1,10 +1,15 @@
+import CProcessEnd
 import Glibc
+import ProcessEnd
 
 /// The terminal states `whereami --watch` changes, and the text that redraws a frame: raw input through termios,
 /// the alternate screen, the cursor hidden; each change undone by ``restore()`` in reverse order.
 ///
 /// Only what was changed is restored, so a terminal that refused one change (or standard input that is not a
 /// terminal, which then keeps its modes) is left as it was.
+///
+/// Each change is announced first to the crash handlers (`process_end_terminal_changed`, Sources/CProcessEnd),
+/// so that a crash or an end that cannot wait puts the terminal back too.
 struct TerminalModes {
     /// Standard input's modes before raw mode, if it is a terminal and they were changed.
     private var savedInput: termios?
@@ -21,17 +26,34 @@ struct TerminalModes {
         if isatty(STDIN_FILENO) == 1 {
             var modes = termios()
             guard tcgetattr(STDIN_FILENO, &modes) == 0 else { throw Output.Failure(number: errno) }
+            Self.announce(saved: modes)
             var raw = Self.raw(modes)
-            guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { throw Output.Failure(number: errno) }
+            guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else {
+                process_end_terminal_restored()
+                throw Output.Failure(number: errno)
+            }
             savedInput = modes
+        } else {
+            Self.announce(saved: nil)
         }
         onAlternateScreen = true
         try Output().write(Self.enterScreen)
     }
 
+    /// Tells the crash handlers what to put back: `saved` modes, the alternate screen.
+    private static func announce(saved: termios?) {
+        let output = BoundedOutput.standardOutput.nonBlockingDescriptor
+        if var saved {
+            process_end_terminal_changed(&saved, true, output)
+        } else {
+            process_end_terminal_changed(nil, true, output)
+        }
+    }
+
     /// Sets up again what ``enter()`` set up, keeping the modes saved before it: after a stop and continue (a
     /// SIGSTOP, say), during which the shell may have put its own modes back and written on the screen.
     mutating func enterAgain() throws(Output.Failure) {
+        Self.announce(saved: savedInput)
         if let modes = savedInput {
             var raw = Self.raw(modes)
             guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { throw Output.Failure(number: errno) }
@@ -51,16 +73,23 @@ struct TerminalModes {
     }
 
     /// Undoes what ``enter()`` did: the cursor shown, the normal screen back, standard input's modes as before.
-    /// A failure has nowhere to be said, and the rest is undone all the same.
-    mutating func restore() {
+    /// A failure to write is returned (it has nowhere to be said), and the rest is undone all the same.
+    ///
+    /// The modes change at once (TCSANOW), not after the output has drained (TCSADRAIN), which a stalled
+    /// terminal would never do: only input modes were changed, and they do not touch the output still queued.
+    @discardableResult
+    mutating func restore() -> Output.Failure? {
+        var failure: Output.Failure?
         if onAlternateScreen {
-            try? Output().write(Self.leaveScreen)
+            do throws(Output.Failure) { try Output().write(Self.leaveScreen) } catch { failure = error }
             onAlternateScreen = false
         }
         if var modes = savedInput {
-            _ = tcsetattr(STDIN_FILENO, TCSADRAIN, &modes)
+            _ = tcsetattr(STDIN_FILENO, TCSANOW, &modes)
             savedInput = nil
         }
+        process_end_terminal_restored()
+        return failure
     }
 
     /// The alternate screen (xterm's 1049: the normal screen is saved and comes back as it was), cleared, the

@@ -1,4 +1,5 @@
 import Glibc
+import ProcessEnd
 import Synchronization
 
 /// The terminal of `whereami --watch`: a thread of its own owns it from the switch to the alternate screen and raw
@@ -7,7 +8,8 @@ import Synchronization
 /// The thread waits in poll(2) on standard input and a wake pipe, never on Swift's cooperative pool: writes to a
 /// terminal block while it is stopped (Ctrl-S, a paused tmux pane). Tasks change the panel with ``update(_:)``,
 /// which changes it under the lock and wakes the thread; the thread takes a copy under the lock and lays it out
-/// and writes it after. ``close()`` returns once the thread has restored the terminal.
+/// and writes it after. ``close()`` returns once the thread has restored the terminal. Its writes wait for a
+/// stalled terminal until a signal requests the end, and for ``EndRequest/outputGrace`` at most after that.
 final class WatchScreen: Sendable {
     /// What the screen tells its owner.
     enum Event: Sendable {
@@ -25,6 +27,8 @@ final class WatchScreen: Sendable {
         var continued = false
         var closing = false
         var finished = false
+        /// What stopped the thread's writing, if anything did.
+        var failure: Output.Failure?
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -89,8 +93,9 @@ final class WatchScreen: Sendable {
         wake()
     }
 
-    /// Ends the thread; returns once it has put the terminal back as it was.
-    func close() async {
+    /// Ends the thread; returns once it has put the terminal back as it was, or tried to: the failure that
+    /// stopped a write (a terminal that took nothing for the grace after a signal, say), if one did.
+    func close() async -> Output.Failure? {
         await withCheckedContinuation { continuation in
             let done = state.withLock { state in
                 state.closing = true
@@ -100,6 +105,7 @@ final class WatchScreen: Sendable {
             }
             if done { continuation.resume() } else { wake() }
         }
+        return state.withLock { $0.failure }
     }
 
     private func wake() {
@@ -122,17 +128,17 @@ final class WatchScreen: Sendable {
             try loop(&modes)
         } catch {
             modes.restore()
-            finish()
+            finish(error)
             tell(.failed(error))
             return
         }
-        modes.restore()
-        finish()
+        finish(modes.restore())
     }
 
-    private func finish() {
+    private func finish(_ failure: Output.Failure?) {
         let waiters = state.withLock { state in
             state.finished = true
+            state.failure = failure
             defer { state.waiters = [] }
             return state.waiters
         }

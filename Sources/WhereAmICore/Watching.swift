@@ -1,5 +1,6 @@
 import GPSDLocation
 import Logging
+import ProcessEnd
 import UnixSignals
 
 extension WhereAmI {
@@ -20,8 +21,13 @@ extension WhereAmI {
     /// --watch: a live panel of the receiver on the terminal (``WatchPanel``, drawn by ``WatchScreen``) until `q`,
     /// Ctrl-C, SIGINT, SIGTERM or SIGHUP, or a fatal failure; the terminal is restored before this returns or
     /// throws. At the end of a recording the panel stays, and says so, until one of those.
+    ///
+    /// A signal ends it within a second even while the terminal takes nothing (``EndRequest``); a crash puts the
+    /// terminal back before the process ends (``CrashSignals``).
     func watch(from gps: AsyncLocationManager, source: String) async throws {
-        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm, .sighup, .sigwinch, .sigcont)
+        let end = try EndRequest.catching(program: "whereami")
+        try CrashSignals.restoreTheTerminal()
+        let signals = await UnixSignalsSequence(trapping: .sigwinch, .sigcont)
         let (events, sink) = AsyncStream.makeStream(of: WatchEvent.self)
         let screen = try WatchScreen(panel: WatchPanel(source: source, now: .now)) { sink.yield(.screen($0)) }
         // What the library logs goes to the panel meanwhile, then to standard error once the terminal is back.
@@ -59,8 +65,12 @@ extension WhereAmI {
                 do { for try await heading in headings { screen.update { $0.heading = heading } } } catch {}
             }
             group.addTask {
-                for await signal in signals {
-                    sink.yield(signal == .sigwinch ? .resized : signal == .sigcont ? .continued : .signal)
+                for await signal in signals { sink.yield(signal == .sigwinch ? .resized : .continued) }
+            }
+            group.addTask {
+                for await _ in end.signals {
+                    sink.yield(.signal)
+                    return
                 }
             }
             loop: for await event in events {
@@ -80,8 +90,9 @@ extension WhereAmI {
             group.cancelAll()
             sink.finish()
         }
-        await screen.close()
+        let lost = await screen.close()
         if let failure { throw failure }
+        if let lost, lost.abandoned { throw lost }
     }
 
     /// The satellites of each sky report, onto the panel: its table, its sky plot, the counts and the DOPs.

@@ -3,6 +3,7 @@ import CDemoRecording
 import FoundationEssentials
 import Glibc
 import GPSDLocation
+import ProcessEnd
 
 /// The `whereami` command (the executable target only calls `main()`).
 package struct WhereAmI: AsyncParsableCommand {
@@ -24,20 +25,25 @@ package struct WhereAmI: AsyncParsableCommand {
             course, heading, the fix's age, the status, the satellites as a table with their signal and a \
             plot of the sky (north up; rings at the horizon, 30 and 60 degrees of elevation; a satellite is the \
             letter of its system, a capital when the fix uses it). It follows the terminal's size, and q, \
-            Ctrl-C, SIGINT and SIGTERM end it with the terminal as it was; Ctrl-Z suspends it likewise, until \
-            fg. When standard output is not a \
+            Ctrl-C, SIGINT, SIGTERM and SIGHUP end it with the terminal as it was, as does a crash; Ctrl-Z \
+            suspends it likewise, until fg. When standard output is not a \
             terminal, --watch refuses with exit status 64; --follow writes fixes as lines instead.
+
+            SIGINT, SIGTERM and SIGHUP end --follow and --watch within a second, whatever standard output is \
+            doing: what the output takes within 0.4 s of the signal is written (a stream's document closed, whole \
+            lines), the rest is lost and the exit status is 74. One still running 0.8 s after the signal (or given \
+            a second one) is ended by it. One fix and --sky are ended by the signal at once.
 
             SERVER is gpsd's address as gpsd's own clients take it: host[:port[:device]], an IPv6 \
             address in brackets; the default is localhost:2947. `whereami help` prints this help.
 
             Exit status:
               0   a fix (or with --sky the satellites) was printed (or a stream or a watch ended
-                  normally, or by SIGINT/SIGTERM)
+                  normally, or by SIGINT, SIGTERM or SIGHUP)
               64  bad usage (or --watch without a terminal on standard output)
               66  the recording cannot be read or holds no gpsd reports
               69  gpsd cannot be reached (a single fix)
-              74  standard output could not be written
+              74  standard output could not be written (or took nothing for 0.4 s after a signal)
               75  no fix (with --sky, no satellites) before --timeout
               76  gpsd answered with an error
             """,
@@ -90,6 +96,11 @@ package struct WhereAmI: AsyncParsableCommand {
             throw ExitCode(Self.exitStatus(for: error))
         } catch let failure as Output.Failure {
             if failure.readerWentAway { return }
+            if failure.abandoned, let signal = EndRequest.active?.signal {
+                status.fail("standard output took nothing for \(EndRequest.outputGrace.decimalSeconds) s after "
+                            + "\(EndRequest.name(of: signal)); the rest of the output is lost")
+                throw ExitCode(74)
+            }
             status.fail("cannot write to standard output: \(String(cString: strerror(failure.number)))")
             throw ExitCode(74)
         }

@@ -25,6 +25,7 @@ extension WhereAmIProcessTests {
         /// after `stty -a` has saved the terminal's modes in `before`; the panel has shown a position.
         private func watching(
             log: (URL) throws -> URL = { _ in Fixtures.url("drive.nmea") }, shell: Tmux.Shell = .bash,
+            environment: String = "",
             _ body: (_ tmux: Tmux, _ fake: GPSFake, _ directory: URL) async throws -> Void
         ) async throws {
             try await withScratchDirectory("watch") { directory in
@@ -34,7 +35,7 @@ extension WhereAmIProcessTests {
                         try await tmux.type("stty -a > before; echo shell-\"\"ready")
                         try await tmux.waitForScreen("a shell") { Tmux.answered(Self.marker, on: $0) }
                         let whereami = BuiltProduct.url("whereami").path
-                        try await tmux.type("'\(whereami)' --watch \(fake.server); echo \"exit=$?\"")
+                        try await tmux.type("\(environment)'\(whereami)' --watch \(fake.server); echo \"exit=$?\"")
                         try await tmux.waitForScreen("a position") { Self.value("Latitude", on: $0) != nil }
                         try await body(tmux, fake, directory)
                     }
@@ -42,11 +43,12 @@ extension WhereAmIProcessTests {
             }
         }
 
-        /// After whereami has ended: its exit status 0, the normal screen back (the shell's line before it shown
-        /// again), and the terminal's modes as they were before it.
-        private func expectRestored(_ tmux: Tmux, in directory: URL) async throws {
-            let screen = try await tmux.waitForScreen("whereami's exit") { Tmux.answered("exit=0", on: $0) }
+        /// After whereami has ended: its exit status (0), the normal screen back (the shell's line before it shown
+        /// again) with the cursor shown, and the terminal's modes as they were before it.
+        private func expectRestored(_ tmux: Tmux, in directory: URL, status: Int32 = 0) async throws {
+            let screen = try await tmux.waitForScreen("whereami's exit") { Tmux.answered("exit=\(status)", on: $0) }
             #expect(try await tmux.display("#{alternate_on}") == "0")
+            #expect(try await tmux.display("#{cursor_flag}") == "1")
             #expect(Tmux.answered(Self.marker, on: screen), "the normal screen is back: \(screen)")
             #expect(!screen.contains { $0.hasPrefix("Latitude") }, "\(screen)")
             try await tmux.type("stty -a > after; echo stty-\"\"saved")
@@ -244,6 +246,21 @@ extension WhereAmIProcessTests {
                 let whereami = try await Self.whereami(in: tmux)
                 #expect(kill(whereami, SIGTERM) == 0)
                 try await expectRestored(tmux, in: directory)
+            }
+        }
+
+        /// A crash that can be caught (SIGABRT, SIGSEGV) puts the terminal back before the process ends by it: the
+        /// exit status is the signal's (128 + its number, as the shell says), the screen normal, the cursor shown,
+        /// the modes as before. The backtracer is off, as where it is not installed: it would otherwise wait
+        /// for a key on a terminal before the process ends.
+        @Test("a crash (SIGABRT, SIGSEGV) or another signal that ends a process (SIGUSR1) ends the watch by it with the terminal as it was",
+              arguments: [SIGABRT, SIGSEGV, SIGUSR1])
+        func crash(signal: Int32) async throws {
+            try await watching(environment: "SWIFT_BACKTRACE=enable=no ") { tmux, _, directory in
+                #expect(try await tmux.display("#{cursor_flag}") == "0", "the panel hides the cursor")
+                let whereami = try await Self.whereami(in: tmux)
+                #expect(kill(whereami, signal) == 0)
+                try await expectRestored(tmux, in: directory, status: 128 + signal)
             }
         }
     }
