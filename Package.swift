@@ -71,12 +71,12 @@ let package = Package(
             // The demo recording is built into the program (CDemoRecording), so a copied binary runs --demo with
             // nothing beside it.
             exclude: ["Resources"]
+        ),
         // How whereami and the samples end: SIGINT, SIGTERM and SIGHUP answered within a bound whatever their output
         // does, output that never waits past that, the terminal put back on a crash. The signal handlers are C
         // (async-signal-safe); it uses Glibc alone, no target of the library (Scripts/check-public-api).
         .target(name: "ProcessEnd", dependencies: ["CProcessEnd"]),
         .target(name: "CProcessEnd"),
-        ),
         // whereami's demo recording as C data (#embed): it compiles in a moment, where a Swift array literal of it
         // (SwiftPM's embedInCode) took minutes in every debug build.
         .target(name: "CDemoRecording"),
@@ -87,8 +87,7 @@ let package = Package(
         .target(
             name: "SampleSupport",
             dependencies: [
-                "GPSDLocation", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "SystemPackage", package: "swift-system"),
+                "GPSDLocation", "ProcessEnd", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Samples/SampleSupport"
         ),
@@ -162,16 +161,15 @@ let package = Package(
 func sample(_ name: String, _ extra: [Target.Dependency] = []) -> Target {
     .executableTarget(
         name: name,
-        dependencies: ["GPSDLocation", "SampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
-            + extra,
+        dependencies: ["GPSDLocation", "SampleSupport", "ProcessEnd",
+                       .product(name: "ArgumentParser", package: "swift-argument-parser")] + extra,
         path: "Samples/\(name)"
     )
 }
 
-/// What the samples that stop on SIGTERM/SIGINT use: a ServiceGroup.
+/// What TelemetryLogger and TrackRecorder use to stop cleanly: a ServiceGroup.
 var lifecycle: [Target.Dependency] {
     [.product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-     .product(name: "UnixSignals", package: "swift-service-lifecycle"),
      .product(name: "Logging", package: "swift-log")]
 }
 

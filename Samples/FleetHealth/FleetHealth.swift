@@ -38,7 +38,10 @@ struct FleetHealth: AsyncParsableCommand {
         let exporter = Exporter(label: source.replay == nil ? source.server : "replay")
         let period = Duration.seconds(interval)
         let (output, limit) = (output, count)
+        let signals = try endingSignals(program: "FleetHealth")
         try await withThrowingTaskGroup(of: Void.self) { group in
+            // SIGINT, SIGTERM or SIGHUP: the file as last written stays, and the program exits 0.
+            group.addTask { for await _ in signals { return } }
             group.addTask {
                 for try await fix in gps.updates() {
                     health.update { $0.fix = fix; $0.lastFixMeasured = fix.arrival?.measured }
@@ -56,7 +59,7 @@ struct FleetHealth: AsyncParsableCommand {
                     written += 1
                 }
             }
-            try await group.next()   // the writer reached --count, or the source failed
+            try await group.next()   // the writer reached --count, a signal came, or the source failed
             group.cancelAll()
         }
     }

@@ -44,6 +44,15 @@ struct GeofenceWatcher: AsyncParsableCommand {
         let events = monitor.events(bufferingPolicy: .unbounded)
         for argument in regions { monitor.add(argument.region) }
         let json = json
+        // SIGINT, SIGTERM or SIGHUP stop the manager: the fixes end, and the events decided are printed.
+        let signals = try endingSignals(program: "GeofenceWatcher")
+        let stopper = Task {
+            for await _ in signals {
+                await gps.stop()
+                return
+            }
+        }
+        defer { stopper.cancel() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await event in events { printLine(json ? Self.jsonLine(event) : Self.textLine(event)) }

@@ -48,7 +48,11 @@ struct RobotPose: AsyncParsableCommand {
         let period = Duration.seconds(1 / rate)
         let stale = Duration.seconds(staleAfter)
         let limit = count
+        let signals = try endingSignals(program: "RobotPose")
         try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await signal in signals { throw CleanExit.message("ended by \(signalName(signal))") }
+            }
             group.addTask {
                 // The whole reading side: one timeline of fixes and conditions, gpsd's restarts included.
                 for try await update in gps.liveUpdates() { latest.set(update) }
@@ -71,7 +75,7 @@ struct RobotPose: AsyncParsableCommand {
                     printLine(publisher.message(for: update, heading: heading.value, restarted: restarted))
                 }
             }
-            // Whichever ends first (the count reached, the source ended, an error) ends the other.
+            // Whichever ends first (the count reached, the source ended, a signal, an error) ends the others.
             do {
                 try await group.next()
             } catch let exit as CleanExit {

@@ -1,7 +1,7 @@
 public import ArgumentParser
 public import GPSDLocation
 import Foundation
-import SystemPackage
+import ProcessEnd
 
 /// Where a sample's fixes come from: a gpsd (the default, `localhost:2947`), or a recording of one replayed.
 ///
@@ -45,12 +45,27 @@ public struct FixSource: ParsableArguments, Sendable {
 }
 
 /// Writes one whole line to standard output in one write(2) (continued only if the system takes part of it), so
-/// lines from two tasks never interleave.
+/// lines from two tasks never interleave; after SIGINT, SIGTERM or SIGHUP it waits for room briefly at most
+/// (``BoundedOutput``).
 public func printLine(_ line: String) {
-    _ = try? FileDescriptor.standardOutput.writeAll((line + "\n").utf8)
+    try? BoundedOutput.standardOutput.write(line + "\n")
 }
 
 /// A status line for standard error: `TelemetryLogger: reconnecting in 0.5 s (attempt 2): …`.
 public func report(_ program: String, _ message: String) {
-    _ = try? FileDescriptor.standardError.writeAll("\(program): \(message)\n".utf8)
+    try? BoundedOutput.standardError.write("\(program): \(message)\n")
+}
+
+/// SIGINT, SIGTERM and SIGHUP from now on, as they come: the sample ends its work at the first, and exits 0.
+///
+/// The end is bounded whatever the sample's output does (a full pipe, a stalled terminal): after the signal,
+/// ``printLine(_:)`` and ``report(_:_:)`` wait 0.4 s at most for room, and a sample still running 0.8 s after
+/// it is ended by the signal itself, its exit status saying so.
+public func endingSignals(program: String) throws -> AsyncStream<Int32> {
+    try EndRequest.catching(program: program).signals
+}
+
+/// A signal's name as a shell says it: `SIGTERM`.
+public func signalName(_ signal: Int32) -> String {
+    EndRequest.name(of: signal)
 }

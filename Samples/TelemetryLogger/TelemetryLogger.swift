@@ -4,7 +4,6 @@ import GPSDLocation
 import Logging
 import SampleSupport
 import ServiceLifecycle
-import UnixSignals
 
 /// Logs one NDJSON line per epoch (the library's JSON schema) to files that rotate by size or age, with a
 /// status line whenever the connection or the fix changes. Survives gpsd restarts; on SIGTERM or SIGINT it
@@ -49,7 +48,16 @@ struct TelemetryLogger: AsyncParsableCommand {
         logger.logLevel = .warning
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            logger: logger))
+        // SIGINT, SIGTERM or SIGHUP shut the group down gracefully, within a second whatever the output does.
+        let signals = try endingSignals(program: "TelemetryLogger")
+        let ender = Task {
+            for await _ in signals {
+                await group.triggerGracefulShutdown()
+                return
+            }
+        }
+        defer { ender.cancel() }
         try await group.run()
     }
 }

@@ -4,7 +4,6 @@ import GPSDLocation
 import Logging
 import SampleSupport
 import ServiceLifecycle
-import UnixSignals
 
 /// Records a GPX 1.1 track: one `<trkpt>` per epoch, a new `<trkseg>` whenever the fix was lost: consecutive
 /// fixes more than --gap seconds of fix time apart (1.5 s by default: one missed epoch of a 1 Hz receiver). Points are written as they come; on
@@ -36,7 +35,16 @@ struct TrackRecorder: AsyncParsableCommand {
         logger.logLevel = .warning
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            logger: logger))
+        // SIGINT, SIGTERM or SIGHUP shut the group down gracefully, within a second whatever the output does.
+        let signals = try endingSignals(program: "TrackRecorder")
+        let ender = Task {
+            for await _ in signals {
+                await group.triggerGracefulShutdown()
+                return
+            }
+        }
+        defer { ender.cancel() }
         try await group.run()
         report("TrackRecorder", "wrote \(file.pointCount) points in \(file.segmentCount) segment\(file.segmentCount == 1 ? "" : "s") to \(output)")
     }
