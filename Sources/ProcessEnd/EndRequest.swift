@@ -11,9 +11,11 @@ import Synchronization
 ///   ``outputGrace`` more at most, then gives up;
 /// - passes the signal on to ``signals``, where the program ends its work (closes a document, puts the terminal
 ///   back) and exits;
-/// - if the program has not exited ``limit`` after the signal (something else blocked), or on a second signal,
-///   puts the terminal back if it is changed and ends the process by the signal's default action, after a line on
-///   standard error (if it takes it at once). The exit status then says the signal ended it.
+/// - if the program has not exited ``limit`` after the signal (something else blocked), puts the terminal back if
+///   it is changed and ends the process by the signal's default action, after a line on standard error (if it
+///   takes it at once). The exit status then says the signal ended it.
+///
+/// Later signals change nothing: a hangup often brings two SIGHUPs, and the end is bounded anyway.
 package final class EndRequest: Sendable {
     /// How long a write waits for room after the request: 0.4 s. A reader that is only slow gets the end of its
     /// document; one that has stopped reading does not hold the end back.
@@ -132,8 +134,9 @@ package final class EndRequest: Sendable {
                     (state.signal, state.requested) = (signal, .now)
                     return true
                 }
-                // A second signal: the user insists (Ctrl-C twice), or a supervisor does.
-                guard first else { endNow() }
+                // A later signal changes nothing: a hangup often brings two SIGHUPs (the kernel's to the
+                // terminal's foreground group, the shell's to its jobs), and the end is bounded anyway.
+                guard first else { continue }
                 deadline = .now + Self.limit
                 var byte: UInt8 = 1
                 _ = write(announced.writeEnd, &byte, 1)
@@ -142,7 +145,7 @@ package final class EndRequest: Sendable {
         }
     }
 
-    /// Ends the process by the request's signal: it did not end in time, or a second signal came.
+    /// Ends the process by the request's signal: it did not end in time.
     private func endNow() -> Never {
         let signal = self.signal ?? SIGTERM
         let line = "\(program): not ended \(Self.limit.decimalSeconds) s after \(Self.name(of: signal)); ending by it\n"

@@ -31,8 +31,8 @@ package struct WhereAmI: AsyncParsableCommand {
 
             SIGINT, SIGTERM and SIGHUP end --follow and --watch within a second, whatever standard output is \
             doing: what the output takes within 0.4 s of the signal is written (a stream's document closed, whole \
-            lines), the rest is lost and the exit status is 74. One still running 0.8 s after the signal (or given \
-            a second one) is ended by it. One fix and --sky are ended by the signal at once.
+            lines), the rest is lost and the exit status is 74. One still running 0.8 s after the signal is ended by \
+            it. One fix and --sky are ended by the signal at once.
 
             SERVER is gpsd's address as gpsd's own clients take it: host[:port[:device]], an IPv6 \
             address in brackets; the default is localhost:2947. `whereami help` prints this help.
