@@ -8,10 +8,12 @@ extension LocationManager {
     /// gpsd, so while it runs nothing is read, and the manager's other consumers wait for their fixes. **It must
     /// not block**: no sleeping, no waiting for a lock held long, no I/O that can wait; hand slow work on to a
     /// queue or a task of your own. A live gpsd cannot wait for it: gpsd drops a client that stops reading. Debug
-    /// builds enforce the rule with a live gpsd: a call of `handler` or `onEnd` that takes longer than
-    /// ``RealTimeSubscription/handlerTimeLimit`` (100 ms) stops the process with a message naming the rule.
-    /// Release builds do not check. A replay waits for its consumers instead: there the handler may take its
-    /// time, and the replay goes at its pace, at any ``ReplayPace``, losing no fix.
+    /// builds enforce the rule with a live gpsd: a call of `handler` or `onEnd` whose own time is longer than
+    /// ``RealTimeSubscription/handlerTimeLimit`` (100 ms) stops the process with a message naming the rule. Its own
+    /// time counts spinning and waiting (sleeping, a lock, a full pipe) but not a stop of the whole process (Ctrl-Z,
+    /// a debugger), so that pausing a correct program never ends it. Release builds do not check. A replay waits
+    /// for its consumers instead: there the handler may take its time, and the replay goes at its pace, at any
+    /// ``ReplayPace``, losing no fix.
     ///
     /// The fixes are those ``AsyncLocationManager/updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``
     /// gets with the same filters, in the order the manager decided them; calls never overlap. A connection that

@@ -23,7 +23,8 @@ final class RealTimeConsumer: SubscriptionConsumer {
     private let state = Locked(State())
     private let handler: @Sendable (Location) -> Void
     private let onEnd: (@Sendable (LocationError?) -> Void)?
-    /// Whether each call is timed against ``RealTimeSubscription/handlerTimeLimit`` (debug builds, live sources).
+    /// Whether each call's own time is checked against ``RealTimeSubscription/handlerTimeLimit`` (debug builds,
+    /// live sources).
     private let checksTime: Bool
 
     init(handler: @escaping @Sendable (Location) -> Void, onEnd: (@Sendable (LocationError?) -> Void)?, checksTime: Bool) {
@@ -61,18 +62,52 @@ final class RealTimeConsumer: SubscriptionConsumer {
         }
     }
 
-    /// Runs `call`; where time is checked, stops the process if it took longer than the limit.
+    /// Runs `call`; where time is checked, stops the process if the call's own time was longer than the limit.
+    ///
+    /// A call's own time is the larger of its thread's CPU time, which catches a handler that spins, and its wall
+    /// time less the time the process was not running meanwhile, which catches one that sleeps or waits (a lock, a
+    /// full pipe) without counting a stop (SIGSTOP, Ctrl-Z, a debugger, a cgroup freezer) against it. No clock
+    /// gives the time not running: ``StopWitness``, a thread that ticks while a call is timed, tells it. Only a
+    /// call whose wall time is over the limit asks it, and waits (about one tick) until it has seen the call's end.
     private func timed(_ call: () -> Void) {
         guard checksTime else { return call() }
+        let witness = StopWitness.shared
+        let mark = witness?.callStarted() ?? .zero
+        let startCPU = Syscall.threadCPUTime()
         let start = ContinuousClock.now
         call()
-        let took = ContinuousClock.now - start
-        guard took <= RealTimeSubscription.handlerTimeLimit else {
+        let end = ContinuousClock.now
+        let time = CallTime(cpu: Syscall.threadCPUTime() - startCPU, wall: start.duration(to: end))
+        guard time.wall > RealTimeSubscription.handlerTimeLimit else {
+            witness?.callEnded(since: mark)
+            return
+        }
+        // Without a witness (the system had no thread for it) a stop cannot be told from a sleep: then only the CPU
+        // time is held against the call, so that a stop never ends a correct program.
+        let notRunning = witness?.callEnded(since: mark, seeingEverythingBefore: end) ?? time.wall
+        let own = time.own(notRunning: notRunning)
+        guard own <= RealTimeSubscription.handlerTimeLimit else {
             preconditionFailure("""
-                a real-time handler of GPSDLocation blocked the thread reading gpsd for \(took); it must not \
-                block (RealTimeSubscription.handlerTimeLimit: \(RealTimeSubscription.handlerTimeLimit), \
-                checked in debug builds)
+                a real-time handler of GPSDLocation blocked the thread reading gpsd for \(own) of its own (CPU time \
+                \(time.cpu); wall time \(time.wall), of which the process was not running \(notRunning)); it must \
+                not block (RealTimeSubscription.handlerTimeLimit: \(RealTimeSubscription.handlerTimeLimit), checked \
+                in debug builds)
                 """)
+        }
+    }
+
+    /// The times of one call of a handler or `onEnd`.
+    struct CallTime {
+        /// The CPU time its thread used.
+        var cpu: Duration
+        /// The time from its start to its end on the monotonic clock, stops included.
+        var wall: Duration
+
+        /// The call's own time, given how long the process was not running during it: the larger of its CPU time
+        /// and its wall time less `notRunning` (which may cover more than the call: a witness's gap can begin
+        /// before it).
+        func own(notRunning: Duration) -> Duration {
+            max(cpu, wall - min(notRunning, wall))
         }
     }
 }

@@ -17,6 +17,12 @@ public final class RealTimeSubscription: Sendable {
     /// How long one call of a real-time handler, or of its `onEnd`, may take before a debug build stops the
     /// process: 100 ms, a tenth of a 1 Hz receiver's cycle and one cycle of a 10 Hz one. Checked only in debug
     /// builds, and only with a live gpsd (a replay waits for its consumers); release builds never time a call.
+    ///
+    /// What is checked is the call's own time: the larger of its thread's CPU time (a handler that spins) and its
+    /// wall time less the time the process was not running meanwhile (a handler that sleeps or waits for a lock or
+    /// a full pipe). A process stopped during a call (SIGSTOP, Ctrl-Z, a debugger, a cgroup freezer) is not held
+    /// to it: a thread of the library's own, ticking while a call is timed, tells how long the process stood
+    /// still. On a busy machine that thread can be kept waiting too, which only makes the check more lenient.
     public static let handlerTimeLimit: Duration = .milliseconds(100)
 
     private let manager: LocationManager
