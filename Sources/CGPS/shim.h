@@ -219,14 +219,25 @@ static inline int cgps_unpack(char *json, struct gps_data_t *data, cgps_report *
         break;
     }
     case CGPS_CLASS_SKY: {
+        // Every libgps (API 9 to 16) refuses a list longer than its skyview (MAXCHANNELS: cgps_skyview_capacity())
+        // part-way: json_read_array fills the skyview, then fails with JSON_ERR_SUBTOOLONG, json_sky_read returns
+        // before counting, gps_unpack still returns 0. The skyview then holds the first MAXCHANNELS satellites and
+        // the counts are what was zeroed above (from API 14, uSat if it came before the list). Swift counts such a
+        // list from the JSON itself (ReportDecoder).
 #if GPSD_API_MAJOR_VERSION >= 14
-        // libgps 3.25+ takes the counts from the SKY's nSat and uSat, which gpsd writes from 3.23 on; a SKY
-        // without them (from an older gpsd, or a recording of one) leaves them 0 and does not mark the
-        // satellites as set, though it fills the list: count the list then.
+        // libgps 3.25+ counts the list only for a SKY with nSat, which gpsd writes from 3.23 on; a SKY without it
+        // (from an older gpsd, or a recording of one), or a list too long, leaves the counts 0 (uSat, if sent)
+        // and does not mark the satellites as set, though it fills the list: count the list then, which
+        // replaces uSat as libgps's own count does.
         if (!(data->set & SATELLITE_SET)) {
+            int listed = 0, listed_used = 0;
             for (int i = 0; i < MAXCHANNELS && data->skyview[i].PRN != 0; i++) {
-                data->satellites_visible++;
-                if (data->skyview[i].used) data->satellites_used++;
+                listed++;
+                if (data->skyview[i].used) listed_used++;
+            }
+            if (listed > 0) {
+                data->satellites_visible = listed;
+                data->satellites_used = listed_used;
             }
         }
 #endif

@@ -146,6 +146,8 @@ enum SkyTable {
     static func text(_ sky: SkyView) -> String {
         var lines = ["Satellites: \(sky.used) used of \(sky.visible) visible"
                      + (sky.device.map { " (\(Field.printable($0)))" } ?? "")]
+        // gpsd listed more than libgps holds: the rows are the first ones, the counts the whole list's.
+        if sky.isTruncated { lines.append("Listed:     the first \(sky.satellites.count) (libgps holds no more)") }
         let d = sky.dilution
         let dops = [("HDOP", d.horizontal), ("VDOP", d.vertical), ("PDOP", d.position), ("TDOP", d.time),
                     ("GDOP", d.geometric)].compactMap { name, value in value.map { "\(name) \(JSONText.fixed($0, digits: 2))" } }

@@ -106,4 +106,13 @@ struct SkyTests {
 
             """)
     }
+
+    @Test("a view truncated by libgps: the whole list's counts, then a line saying the rows are the first ones")
+    func truncatedTable() {
+        let satellites = (1...140).map { Satellite(constellation: .gps, id: $0, prn: $0, isUsed: $0 % 3 == 1) }
+        let sky = SkyView(satellites: satellites, visible: 141, used: 47, isTruncated: true)
+        let lines = SkyTable.text(sky).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.prefix(2) == ["Satellites: 47 used of 141 visible", "Listed:     the first 140 (libgps holds no more)"])
+        #expect(!SkyTable.text(SkyView(satellites: satellites)).contains("Listed:"))
+    }
 }

@@ -38,6 +38,17 @@ extension JSONScan {
         /// ``Plausibility/firstTimeTextNotACalendarTime(in:)`` finds; in any other shape a `time` nested elsewhere
         /// is not looked for.
         var firstTimeNotACalendarTime: String?
+        /// A SKY's `satellites` array as gpsd sent it, counted on the walk; `nil` without one (of two, the last).
+        /// libgps holds only so many (`cgps_skyview_capacity()`): these counts are true however long the list is.
+        var satelliteList: SatelliteList?
+    }
+
+    /// How many satellites a SKY's list holds, and how many of them say they are used.
+    struct SatelliteList: Equatable {
+        /// The objects in the array.
+        var listed = 0
+        /// Those whose last `used` member is `true` (libgps reads a satellite so).
+        var used = 0
     }
 
     /// The shape of a report as gpsd writes one: an object (``isObject(_:)``) that begins `{"class":"`; `nil` for
@@ -117,13 +128,21 @@ extension JSONScan {
     /// Whether the walk is at an array that holds only objects whose values are strings, numbers or literals, and
     /// none of them a member named `class`, as JSON has them: `"class":"` inside a satellite made libgps 3.22 read
     /// on from there, and loop (found by Scripts/fuzz decoder). Walks past the array if so; clears the shape's
-    /// `namesFit` if a name is too long for libgps, and notes the satellites' `time` members.
+    /// `namesFit` if a name is too long for libgps, notes the satellites' `time` members, and counts the satellites
+    /// listed and used (``ReportShape/satelliteList``).
     private static func isArrayOfFlatObjects(_ walk: inout Walk, shape: inout ReportShape) -> Bool {
         let bytes = walk.bytes
         guard walk.take(UInt8(ascii: "[")) else { return false }
-        if walk.take(UInt8(ascii: "]")) { return true }
+        var list = SatelliteList()
+        if walk.take(UInt8(ascii: "]")) {
+            shape.satelliteList = list
+            return true
+        }
         repeat {
             guard walk.take(UInt8(ascii: "{")) else { return false }
+            list.listed += 1
+            var isUsed = false
+            defer { if isUsed { list.used += 1 } }
             if walk.take(UInt8(ascii: "}")) { continue }
             repeat {
                 walk.skipSpace()
@@ -136,10 +155,14 @@ extension JSONScan {
                 let valueStart = walk.index
                 guard walk.scalar() else { return false }
                 if isName(key, "time") { noteTime(bytes, from: valueStart, to: walk.index, in: &shape) }
+                // libgps's boolean is true for the literal `true` alone, and the last of two `used` wins.
+                if isName(key, "used") { isUsed = walk.index - valueStart == 4 && bytes[valueStart] == UInt8(ascii: "t") }
             } while walk.take(UInt8(ascii: ","))
             guard walk.take(UInt8(ascii: "}")) else { return false }
         } while walk.take(UInt8(ascii: ","))
-        return walk.take(UInt8(ascii: "]"))
+        guard walk.take(UInt8(ascii: "]")) else { return false }
+        shape.satelliteList = list
+        return true
     }
 
     /// The validating walk of ``isObject(_:)``.

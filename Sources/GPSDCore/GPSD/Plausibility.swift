@@ -1,7 +1,7 @@
 package import FoundationEssentials
 import Glibc
 
-/// Something gpsd sent that cannot be true, found while decoding one report.
+/// Something gpsd sent that cannot be true, or that libgps cannot hold, found while decoding one report.
 package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
     package enum Kind: String, Sendable, Hashable, CaseIterable {
         case latitude = "a latitude beyond ±90°"
@@ -22,6 +22,9 @@ package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
         case heading = "a heading beyond 0° to 360°"
         case attitude = "a pitch beyond ±90° or a roll beyond ±180°"
         case magneticVariation = "a magnetic variation beyond ±180°"
+        /// Not a value that cannot be true: a SKY whose list is longer than libgps's array (`MAXCHANNELS`: 140 up
+        /// to gpsd 3.25, 184 from 3.26). The view keeps the satellites libgps holds and the list's counts.
+        case truncatedSky = "a SKY listing more satellites than libgps holds"
     }
 
     package var kind: Kind
@@ -38,6 +41,16 @@ package struct ReportProblem: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the whole fix is dropped (its position cannot be true); otherwise only the value is.
     package var dropsFix: Bool { kind == .latitude || kind == .longitude }
+
+    /// What becomes of the report, for the log: its fix dropped, a value left out, or (a SKY too long for libgps)
+    /// the satellites past libgps's array left out.
+    package var consequence: String {
+        switch kind {
+        case .latitude, .longitude: "the fix is dropped"
+        case .truncatedSky: "the satellites past libgps's array are left out, the counts are the list's"
+        default: "the value is left out"
+        }
+    }
 
     package var description: String { "\(kind.rawValue) (\(value))" }
 }

@@ -41,6 +41,10 @@ package final class ReportDecoder {
     /// and later); without it a ``Heading/magneticHeading`` comes only from a TPV's magnetic variation.
     package static var libgpsReadsMagneticHeading: Bool { cgps_reads_magnetic_heading() }
 
+    /// The most satellites of one SKY the libgps the package was built against holds (its `MAXCHANNELS`: 140 up
+    /// to gpsd 3.25, 184 from 3.26): a longer list makes a ``SkyView/isTruncated`` view.
+    package static var libgpsSkyviewCapacity: Int { Int(cgps_skyview_capacity()) }
+
     /// The bytes the last ``decode(_:)`` handed to libgps and walked itself: a measure of its work, which grows
     /// with the line's length and no faster, however the line nests (a test holds it to that).
     package private(set) var bytesExamined = 0
@@ -98,7 +102,7 @@ package final class ReportDecoder {
         case CGPS_CLASS_ATT:
             return attitudeReport(notATime: notATime(line, shape))
         case CGPS_CLASS_SKY:
-            return skyReport(listed: !shape.isFlat, notATime: notATime(line, shape))
+            return skyReport(list: shape.satelliteList, notATime: notATime(line, shape))
         case CGPS_CLASS_VERSION: return .version(messageText())
         case CGPS_CLASS_DEVICE: return .device(path: deviceText(), active: report.device_active)
         case CGPS_CLASS_ERROR: return .error(messageText())
@@ -233,21 +237,35 @@ package final class ReportDecoder {
     /// true (negative, or past 255) refuse the report; a satellite whose number cannot be drops that satellite,
     /// and any other value that cannot be true is left out.
     ///
-    /// libgps 3.25 can leave the count seen 0 beside a count used (gpsd 3.25 against a GSA without GSV gave 8
-    /// used of 0 seen): a satellite used is in view, so `visible` is at least `used`.
-    private func skyReport(listed: Bool, notATime: String?) -> GPSDReport {
-        let (visible, used) = (Int(report.satellites_visible), Int(report.satellites_used))
+    /// A SKY with a satellite list is counted from the list as gpsd sent it (`list`, walked before libgps saw the
+    /// line): gpsd's `nSat` and `uSat` are the same numbers when it writes them, and libgps ignores them too,
+    /// counting its own array. That array holds ``libgpsSkyviewCapacity`` satellites; libgps (3.20 to 3.27)
+    /// refuses a longer list part-way: it keeps the first ones, counts none of them (a SKY of 141 read "0 used of
+    /// 0") and reads no member after the list. Such a view is ``SkyView/isTruncated``, with the list's counts, and
+    /// a ``ReportProblem/Kind/truncatedSky`` problem is noted.
+    ///
+    /// A SKY without a list takes libgps's counts. libgps 3.25 can leave the count seen 0 beside a count used
+    /// (gpsd 3.25 against a GSA without GSV gave 8 used of 0 seen): a satellite used is in view, so `visible` is
+    /// at least `used`.
+    private func skyReport(list: JSONScan.SatelliteList?, notATime: String?) -> GPSDReport {
+        let (visible, used) = list.map { ($0.listed, $0.used) }
+            ?? (Int(report.satellites_visible), Int(report.satellites_used))
         guard Plausibility.satellites.contains(visible), Plausibility.satellites.contains(used) else {
             problems.append(ReportProblem(.satellites, "\(used) of \(visible) used"))
             return .other
+        }
+        let capacity = Self.libgpsSkyviewCapacity
+        let isTruncated = (list?.listed ?? 0) > capacity
+        if isTruncated {
+            problems.append(ReportProblem(.truncatedSky, "\(visible) listed, \(used) used; libgps holds \(capacity)"))
         }
         func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
             checked(value, range, kind)
         }
         var satellites: [Satellite] = []
-        satellites.reserveCapacity(visible)   // one allocation, not one per doubling
+        satellites.reserveCapacity(min(visible, capacity))   // one allocation, not one per doubling
         var entry = cgps_satellite()
-        for index in 0..<cgps_skyview_capacity() where cgps_satellite_at(data, index, &entry) {
+        for index in 0..<Int32(capacity) where cgps_satellite_at(data, index, &entry) {
             guard let satellite = satellite(entry) else { continue }
             satellites.append(satellite)
         }
@@ -266,8 +284,8 @@ package final class ReportDecoder {
             latitude: check(report.ydop, Plausibility.dilution, .dilution))
         let view = SkyView(
             satellites: satellites, visible: max(visible, satellites.count), used: used, dilution: dilution,
-            timestamp: timestamp, device: deviceText())
-        return .sky(view, listed: listed)
+            timestamp: timestamp, device: deviceText(), isTruncated: isTruncated)
+        return .sky(view, listed: list != nil)
     }
 
     /// One satellite of a SKY's list: named by gpsd's `gnssid` and `svid` where it sent them, else by the range

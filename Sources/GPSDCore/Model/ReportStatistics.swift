@@ -10,6 +10,10 @@ public struct ReportStatistics: Sendable, Hashable {
     /// Fixes without a time (a receiver's first report of a session, before it knows the date), held back: a
     /// later report of the same cycle brings the time.
     public var fixesWithoutTime = 0
+    /// SKY reports listing more satellites than libgps holds (its `MAXCHANNELS`: 140 up to gpsd 3.25, 184 from
+    /// 3.26), from a newer gpsd or another server: each view kept the satellites libgps holds and the list's counts
+    /// (``SkyView/isTruncated``).
+    public var truncatedSkies = 0
 
     public init() {}
 }

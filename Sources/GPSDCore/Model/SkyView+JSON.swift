@@ -7,12 +7,12 @@ import FoundationEssentials
 extension SkyView {
     /// The keys of a sky view's JSON object, in the order ``jsonText`` writes them.
     package enum JSONKey: String, CodingKey, CaseIterable {
-        case timestamp, device, visible, used, hdop, vdop, pdop, tdop, gdop, xdop, ydop, satellites
+        case timestamp, device, visible, used, truncated, hdop, vdop, pdop, tdop, gdop, xdop, ydop, satellites
     }
 
     /// The view as one line of JSON, without a newline: the same object `JSONEncoder` makes of it, with its keys
     /// in a fixed order and values left out when unknown (a non-finite number too, and a timestamp with no
-    /// calendar date). Each satellite is a ``Satellite/jsonText``.
+    /// calendar date, and `truncated` unless ``isTruncated``). Each satellite is a ``Satellite/jsonText``.
     ///
     /// ```swift
     /// print(sky.jsonText)
@@ -25,6 +25,7 @@ extension SkyView {
         if let device { fields.append("\"device\":" + JSONText.quoted(device)) }
         fields.append("\"visible\":\(visible)")
         fields.append("\"used\":\(used)")
+        if isTruncated { fields.append("\"truncated\":true") }
         for (key, value) in dilutionFields {
             if let value, value.isFinite { fields.append("\"\(key.rawValue)\":" + JSONText.number(value)) }
         }
@@ -53,6 +54,7 @@ extension SkyView {
         try container.encodeIfPresent(device, forKey: .device)
         try container.encode(visible, forKey: .visible)
         try container.encode(used, forKey: .used)
+        if isTruncated { try container.encode(true, forKey: .truncated) }
         for (key, value) in dilutionFields {
             guard let value else { continue }
             guard value.isFinite else {
@@ -66,7 +68,8 @@ extension SkyView {
 
     /// Reads the object of ``jsonText``. A count outside 0…255, a dilution outside 0…10,000 or a time that is not an
     /// ISO 8601 UTC time of 1980 to 2099 throws `DecodingError.dataCorrupted` naming the key; without `satellites`
-    /// it throws `DecodingError.keyNotFound`. `visible` and `used` default to what the satellites list.
+    /// it throws `DecodingError.keyNotFound`. `visible` and `used` default to what the satellites list, `truncated`
+    /// to `false`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: JSONKey.self)
         func count(_ key: JSONKey) throws -> Int? {
@@ -100,7 +103,8 @@ extension SkyView {
                 horizontal: try factor(.hdop), vertical: try factor(.vdop), position: try factor(.pdop),
                 time: try factor(.tdop), geometric: try factor(.gdop), longitude: try factor(.xdop),
                 latitude: try factor(.ydop)),
-            timestamp: timestamp, device: try container.decodeIfPresent(String.self, forKey: .device))
+            timestamp: timestamp, device: try container.decodeIfPresent(String.self, forKey: .device),
+            isTruncated: try container.decodeIfPresent(Bool.self, forKey: .truncated) ?? false)
     }
 }
 

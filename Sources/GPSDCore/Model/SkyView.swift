@@ -3,18 +3,34 @@ public import FoundationEssentials
 /// The satellites a receiver sees, as its last SKY report gave them: each ``Satellite``, the counts, and the
 /// dilution of precision of the geometry it uses.
 ///
+/// The counts are those of gpsd's list as sent, even when libgps holds fewer satellites than gpsd listed
+/// (``isTruncated``).
+///
 /// ```swift
 /// for await sky in gps.satelliteUpdates() {
 ///     print("\(sky.used)/\(sky.visible) satellites, HDOP", sky.dilution.horizontal ?? .nan)
 /// }
 /// ```
 public struct SkyView: Sendable, Hashable, Codable {
-    /// Every satellite in the report, in gpsd's order.
+    /// Every satellite in the report, in gpsd's order; when ``isTruncated``, the first ones, as many as libgps
+    /// holds.
     public var satellites: [Satellite]
-    /// Satellites in view: at least ``used``, and at least the number listed (gpsd's `nSat`, or the list counted).
+    /// Satellites in view: the number gpsd listed (the whole list, also when ``isTruncated``), and at least
+    /// ``used``. A SKY without a list gives libgps's count.
     public var visible: Int
-    /// Satellites used in the fix (gpsd's `uSat`, or the list's used ones counted).
+    /// Satellites used in the fix: those gpsd's list marks used (the whole list's, also when ``isTruncated``). A
+    /// SKY without a list gives libgps's count (gpsd's `uSat` from libgps 3.25 on). Where gpsd also sent `nSat`
+    /// and `uSat`, the list wins: it is what can be checked, and gpsd writes them from it.
     public var used: Int
+    /// Whether gpsd listed more satellites than libgps holds (its `MAXCHANNELS`: 140 up to gpsd 3.25, 184 from
+    /// 3.26), as a newer gpsd, or another server, can: ``satellites`` then holds only the first ones, while
+    /// ``visible`` and ``used`` count the whole list. Each such report is counted in
+    /// ``ReportStatistics/truncatedSkies``.
+    ///
+    /// ```swift
+    /// if sky.isTruncated { print("showing \(sky.satellites.count) of \(sky.visible) satellites") }
+    /// ```
+    public var isTruncated: Bool
     /// How the geometry of the satellites used multiplies the receiver's ranging error.
     public var dilution: DilutionOfPrecision
     /// The receiver's time of the report, if gpsd gave one.
@@ -25,10 +41,11 @@ public struct SkyView: Sendable, Hashable, Codable {
     /// The counts alone, as ``LocationStatus/waitingForFix(satellites:)`` carries them.
     public var count: SatelliteCount { SatelliteCount(visible: visible, used: used) }
 
-    /// Makes a view; `visible` and `used` default to what `satellites` lists.
+    /// Makes a view; `visible` and `used` default to what `satellites` lists. `isTruncated` says that
+    /// `satellites` are only the first of a longer list, which `visible` and `used` count.
     public init(
         satellites: [Satellite], visible: Int? = nil, used: Int? = nil, dilution: DilutionOfPrecision = .init(),
-        timestamp: Date? = nil, device: String? = nil
+        timestamp: Date? = nil, device: String? = nil, isTruncated: Bool = false
     ) {
         let listedUsed = satellites.count(where: \.isUsed)
         self.satellites = satellites
@@ -37,6 +54,7 @@ public struct SkyView: Sendable, Hashable, Codable {
         self.dilution = dilution
         self.timestamp = timestamp
         self.device = device
+        self.isTruncated = isTruncated
     }
 }
 

@@ -138,8 +138,9 @@ struct EpochAssembly {
     /// A SKY without a satellite list (gpsd 3.23 on sends one after an NMEA GGA, with the HDOP alone, and one
     /// after each GSA, with HDOP, VDOP and PDOP) updates the view the same receiver last gave, so that neither
     /// the list nor a factor blinks out between two full reports:
-    /// - the satellites it keeps, and with them their counts, so that ``SkyView/used`` stays the number the
-    ///   list marks used (the GGA's count of the next epoch, told before its list, would not be);
+    /// - the satellites it keeps, and with them their counts and whether the list was truncated, so that
+    ///   ``SkyView/used`` stays the number the list marks used (the GGA's count of the next epoch, told before its
+    ///   list, would not be);
     /// - each factor of dilution the report gives replaces the last one, and each it lacks keeps its value.
     mutating func sky(_ view: SkyView, listed: Bool) -> SkyView {
         var view = view
@@ -148,6 +149,7 @@ struct EpochAssembly {
                 view.satellites = last.satellites
                 view.visible = last.visible
                 view.used = last.used
+                view.isTruncated = last.isTruncated
             }
             view.dilution = view.dilution.filled(from: last.dilution)
         }
@@ -160,9 +162,16 @@ struct EpochAssembly {
         sky = nil
     }
 
-    /// A value that cannot be true: counted. Returns whether it is the first of its kind (to be logged).
+    /// A value that cannot be true, or a SKY too long for libgps: counted. Returns whether it is the first of its
+    /// kind (to be logged).
     mutating func reject(_ problem: ReportProblem) -> Bool {
-        if problem.dropsFix { statistics.rejectedFixes += 1 } else { statistics.rejectedValues += 1 }
+        if problem.kind == .truncatedSky {
+            statistics.truncatedSkies += 1
+        } else if problem.dropsFix {
+            statistics.rejectedFixes += 1
+        } else {
+            statistics.rejectedValues += 1
+        }
         return loggedProblems.insert(problem.kind).inserted
     }
 

@@ -113,7 +113,7 @@ extension LocationManager {
             decision.heldFixRequest?.requestHeldFix()
             for problem in decision.problems {
                 storage.logger.warning(
-                    "gpsd sent \(problem): \(problem.dropsFix ? "the fix is dropped" : "the value is left out"); further ones are only counted")
+                    "gpsd sent \(problem): \(problem.consequence); further ones are only counted")
             }
             for timer in decision.timers {
                 switch timer {

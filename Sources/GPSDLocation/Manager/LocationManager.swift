@@ -188,7 +188,8 @@ public final class LocationManager: Sendable {
     /// Whether fixes are available, and if not why.
     public var status: LocationStatus { storage.status }
 
-    /// What was not passed on, and why: skipped lines, values that cannot be true, fixes without a time.
+    /// What was not passed on, and why: skipped lines, values that cannot be true, fixes without a time, SKYs
+    /// listing more satellites than libgps holds.
     public var statistics: ReportStatistics { storage.statistics }
 
     /// How many lines were not gpsd reports (garbage, truncated or over-long lines) and were skipped.
