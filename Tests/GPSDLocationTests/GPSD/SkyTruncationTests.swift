@@ -62,7 +62,8 @@ struct SkyTruncationTests {
         return view
     }
 
-    @Test func theSatellitesGenerated() {
+    @Test("the generated list: six systems, every PRN once, the first 141 of four systems")
+    func theSatellitesGenerated() {
         let all = Self.entries(212)
         #expect(Set(all.map(\.constellation)).count == 6)
         #expect(Set(all.map(\.prn)).count == 212, "every PRN once")
@@ -111,7 +112,8 @@ struct SkyTruncationTests {
         #expect(try sky(Self.line(Self.entries(212))).isTruncated)
     }
 
-    @Test func theCountsAreTheListsEvenWhenNSatAndUSatSayOtherwise() throws {
+    @Test("the counts are the list's even when nSat and uSat say otherwise")
+    func theCountsAreTheListsEvenWhenNSatAndUSatSayOtherwise() throws {
         let entries = Self.entries(141)
         let sent = #""nSat":141,"uSat":\#(entries.count(where: \.used)),"#
         let line = Self.line(entries).replacingOccurrences(of: sent, with: #""nSat":9,"uSat":3,"#)
@@ -121,7 +123,8 @@ struct SkyTruncationTests {
         #expect(view.used == entries.count(where: \.used))
     }
 
-    @Test func aTruncatedViewSaysSoInItsJSON() throws {
+    @Test("a truncated view says so in its JSON, and reads back the same")
+    func aTruncatedViewSaysSoInItsJSON() throws {
         let entries = Self.entries(141)
         let view = try sky(Self.line(entries))
         #expect(view.isTruncated == (141 > ReportDecoder.libgpsSkyviewCapacity))
@@ -145,7 +148,8 @@ struct SkyTruncationManagerTests: ManagerTesting {
         return decoder.problems.map { .rejected($0) } + [.report(report)]
     }
 
-    @Test func eachTruncatedSkyIsCountedAndTheFirstLogged() throws {
+    @Test("through a manager: each truncated SKY counted in statistics, the first logged")
+    func eachTruncatedSkyIsCountedAndTheFirstLogged() throws {
         let logged = LoggedMessages()
         manager.logger = Logger(label: "test") { _ in logged }
         let decoder = try ReportDecoder()
@@ -170,7 +174,8 @@ struct SkyTruncationManagerTests: ManagerTesting {
         manager.stopUpdatingLocation()
     }
 
-    @Test func aSkyWithoutAListKeepsTheTruncatedListsCounts() throws {
+    @Test("a SKY without a list keeps the truncated list's counts")
+    func aSkyWithoutAListKeepsTheTruncatedListsCounts() throws {
         let decoder = try ReportDecoder()
         manager.startUpdatingLocation()
         let entries = SkyTruncationTests.entries(212)
