@@ -45,13 +45,7 @@ struct GeofenceWatcher: AsyncParsableCommand {
         for argument in regions { monitor.add(argument.region) }
         let json = json
         // SIGINT, SIGTERM or SIGHUP stop the manager: the fixes end, and the events decided are printed.
-        let signals = try endingSignals(program: "GeofenceWatcher")
-        let stopper = Task {
-            for await _ in signals {
-                await gps.stop()
-                return
-            }
-        }
+        let stopper = try onEndingSignal(program: "GeofenceWatcher") { await gps.stop() }
         defer { stopper.cancel() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

@@ -65,6 +65,25 @@ public func endingSignals(program: String) throws -> AsyncStream<Int32> {
     try EndRequest.catching(program: program).signals
 }
 
+/// Runs `end` once, at the first of SIGINT, SIGTERM and SIGHUP (``endingSignals(program:)``), on a task that
+/// the caller cancels once the sample has ended by itself.
+///
+/// ```swift
+/// let ender = try onEndingSignal(program: "TrackRecorder") { await gps.stop() }
+/// defer { ender.cancel() }
+/// ```
+public func onEndingSignal(
+    program: String, _ end: @escaping @Sendable () async -> Void
+) throws -> Task<Void, Never> {
+    let signals = try endingSignals(program: program)
+    return Task {
+        for await _ in signals {
+            await end()
+            return
+        }
+    }
+}
+
 /// A signal's name as a shell says it: `SIGTERM`.
 public func signalName(_ signal: Int32) -> String {
     EndRequest.name(of: signal)

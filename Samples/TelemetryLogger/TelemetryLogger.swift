@@ -50,13 +50,7 @@ struct TelemetryLogger: AsyncParsableCommand {
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             logger: logger))
         // SIGINT, SIGTERM or SIGHUP shut the group down gracefully, within a second whatever the output does.
-        let signals = try endingSignals(program: "TelemetryLogger")
-        let ender = Task {
-            for await _ in signals {
-                await group.triggerGracefulShutdown()
-                return
-            }
-        }
+        let ender = try onEndingSignal(program: "TelemetryLogger") { await group.triggerGracefulShutdown() }
         defer { ender.cancel() }
         try await group.run()
     }

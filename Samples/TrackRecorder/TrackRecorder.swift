@@ -37,13 +37,7 @@ struct TrackRecorder: AsyncParsableCommand {
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             logger: logger))
         // SIGINT, SIGTERM or SIGHUP shut the group down gracefully, within a second whatever the output does.
-        let signals = try endingSignals(program: "TrackRecorder")
-        let ender = Task {
-            for await _ in signals {
-                await group.triggerGracefulShutdown()
-                return
-            }
-        }
+        let ender = try onEndingSignal(program: "TrackRecorder") { await group.triggerGracefulShutdown() }
         defer { ender.cancel() }
         try await group.run()
         report("TrackRecorder", "wrote \(file.pointCount) points in \(file.segmentCount) segment\(file.segmentCount == 1 ? "" : "s") to \(output)")

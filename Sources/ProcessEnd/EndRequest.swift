@@ -54,7 +54,7 @@ package final class EndRequest: Sendable {
             return true
         }
         precondition(first, "an EndRequest is made once per process")
-        try request.startThread()
+        try startDetachedThread { request.run() }
         for signal in signals {
             guard process_end_catch(signal, request.caught.writeEnd) == 0 else { throw .init(number: errno) }
         }
@@ -102,21 +102,7 @@ package final class EndRequest: Sendable {
 
     // MARK: - The request's thread
 
-    /// Starts the thread that reads the signals, detached: it lives as long as the process.
-    private func startThread() throws(BoundedOutput.Failure) {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { request in
-            Unmanaged<EndRequest>.fromOpaque(request!).takeRetainedValue().run()
-            return nil
-        }, box)
-        guard result == 0 else {
-            Unmanaged<EndRequest>.fromOpaque(box).release()
-            throw .init(number: result)
-        }
-        pthread_detach(thread)
-    }
-
+    /// The thread that reads the signals (detached: it lives as long as the process).
     private func run() {
         var deadline: ContinuousClock.Instant?
         while true {

@@ -60,17 +60,7 @@ final class WatchScreen: Sendable {
 
     /// Starts the screen's thread, which sets the terminal up and draws the first frame.
     func start() throws(Output.Failure) {
-        let box = Unmanaged.passRetained(ThreadBody { [self] in run() }).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { body in
-            Unmanaged<ThreadBody>.fromOpaque(body!).takeRetainedValue().run()
-            return nil
-        }, box)
-        guard result == 0 else {
-            Unmanaged<ThreadBody>.fromOpaque(box).release()
-            throw Output.Failure(number: result)
-        }
-        pthread_detach(thread)
+        try startDetachedThread { [self] in run() }
     }
 
     /// Changes the panel; the thread redraws what changed.
@@ -266,10 +256,4 @@ final class WatchScreen: Sendable {
         if keys.contains(0x1A) { return .suspend }
         return keys.contains(0x0C) ? .redraw : nil
     }
-}
-
-/// A closure for pthread_create, which takes one pointer.
-private final class ThreadBody {
-    let run: () -> Void
-    init(_ run: @escaping () -> Void) { self.run = run }
 }
