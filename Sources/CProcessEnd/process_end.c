@@ -2,6 +2,7 @@
 #include "process_end.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdatomic.h>
@@ -22,6 +23,10 @@ static void on_end_signal(int signal) {
 
 int process_end_catch(int signal, int wake_fd) {
     atomic_store(&end_wake_fd, wake_fd);
+    // A signal ignored from the start stays ignored: nohup's SIGHUP, a background job's SIGINT.
+    struct sigaction current;
+    if (sigaction(signal, NULL, &current) != 0) return -1;
+    if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN) return 0;
     struct sigaction action;
     memset(&action, 0, sizeof(action));
     action.sa_handler = on_end_signal;
@@ -61,7 +66,12 @@ void process_end_restore_terminal(void) {
     if (atomic_load(&on_alternate_screen)) {
         // CAN first: it cancels an escape sequence that a frame cut short left open, which would swallow ours.
         static const char text[] = "\x18\x1b[?25h\x1b[?1049l";
-        (void)!write(atomic_load(&terminal_output), text, sizeof(text) - 1);
+        // Only if the terminal takes it now: the descriptor may block (the terminal could not be opened again
+        // without blocking), and a terminal that takes nothing must not hold a crashing or ending process.
+        struct pollfd output = { .fd = atomic_load(&terminal_output), .events = POLLOUT, .revents = 0 };
+        if (poll(&output, 1, 0) == 1 && (output.revents & POLLOUT)) {
+            (void)!write(output.fd, text, sizeof(text) - 1);
+        }
     }
     errno = saved;
 }
@@ -77,16 +87,45 @@ static const int ending_signals[] = {
 static struct sigaction previous_actions[NSIG];
 static atomic_bool crashes_caught;
 
+/// Whether `signal` with `info` is a fault that happens again when the handler returns: its instruction runs
+/// again. A signal sent (kill, abort: a code of 0 or less) is not, nor one the kernel sends of its own (SI_KERNEL:
+/// a timer's SIGALRM or SIGPROF, RLIMIT_CPU's SIGXCPU, seccomp's SIGSYS, x86's int3, whose SIGTRAP comes after
+/// the instruction), but for SIGSEGV, SIGBUS, SIGILL and SIGFPE, whose SI_KERNEL (x86's general protection
+/// fault) is a fault too.
+static bool faults_again(int signal, const siginfo_t *info) {
+    if (info == NULL || info->si_code <= 0) return false;
+    switch (signal) {
+    case SIGSEGV: case SIGBUS: case SIGILL: case SIGFPE: return true;
+    case SIGTRAP: return info->si_code != SI_KERNEL;   // arm64's brk (a Swift trap) stays on its instruction
+    default: return false;
+    }
+}
+
 static void on_crash(int signal, siginfo_t *info, void *context) {
-    (void)context;
     int saved = errno;
     process_end_restore_terminal();
-    (void)sigaction(signal, &previous_actions[signal], NULL);
-    // Sent by a process or raised (abort(3), kill(1): a code of 0 or less), the signal is raised again; blocked
-    // while this handler runs, it is delivered to the previous handler as this one returns. A fault (a code above
-    // 0) happens again as this handler returns, when its instruction runs again: the previous handler (Swift's
-    // backtracer) then sees the fault itself, its address and registers.
-    if (info == NULL || info->si_code <= 0) (void)raise(signal);
+    struct sigaction previous = previous_actions[signal];
+    (void)sigaction(signal, &previous, NULL);
+    if (faults_again(signal, info)) {
+        // Happens again as this handler returns: the previous handler (Swift's backtracer) then sees the fault
+        // itself, its address and registers.
+        errno = saved;
+        return;
+    }
+    // Anything else is given to the previous handler now (Swift's backtracer returns from a signal it did not
+    // cause, and the process would go on), then ends the process by its default action: raised, blocked while
+    // this handler runs, it is delivered as this one returns.
+    if (previous.sa_flags & SA_SIGINFO) {
+        if (previous.sa_sigaction != NULL) previous.sa_sigaction(signal, info, context);
+    } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+        previous.sa_handler(signal);
+    }
+    struct sigaction fallback;
+    memset(&fallback, 0, sizeof(fallback));
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    (void)sigaction(signal, &fallback, NULL);
+    (void)raise(signal);
     errno = saved;
 }
 

@@ -23,6 +23,7 @@ package final class StalledOutput: @unchecked Sendable {
     private let probe: Int32
     /// Bytes put in before the program started (a full pipe).
     package let prefilled: Int
+    private var readEndClosed = false
 
     package init(_ kind: Kind) throws {
         switch kind {
@@ -62,7 +63,7 @@ package final class StalledOutput: @unchecked Sendable {
     }
 
     deinit {
-        close(readEnd)
+        if !readEndClosed { close(readEnd) }
         close(writeEnd)
         if probe >= 0 { close(probe) }
     }
@@ -93,6 +94,13 @@ package final class StalledOutput: @unchecked Sendable {
             try await Task.sleep(for: isTerminal ? .milliseconds(50) : quiet)   // between two looks, not a wait
         }
         return false
+    }
+
+    /// Closes the terminal's master: the terminal hangs up, and the program's reads and writes fail with EIO.
+    package func hangUp() {
+        precondition(isTerminal, "only a terminal hangs up")
+        close(readEnd)
+        readEndClosed = true
     }
 
     /// What was written, read once the program has ended (without the bytes put in first).
@@ -132,7 +140,7 @@ package final class StalledOutput: @unchecked Sendable {
             /// The exit status, or the signal that ended it.
             package var status: Int32
             package var bySignal: Bool
-            /// From the signal to the moment it had been reaped; nil if it had to be killed.
+            /// From the signal (or the call) to the moment it had been reaped; nil if it had to be killed.
             package var after: Duration?
             package var stderr: String
 
@@ -142,11 +150,23 @@ package final class StalledOutput: @unchecked Sendable {
             }
         }
 
-        /// Sends `signal`, then waits until the program has ended (reaped with waitpid, polled every 10 ms); kills
-        /// its group after `deadline`.
-        package func end(by signal: Int32, deadline: Duration = .seconds(10)) async -> Ending {
+        /// Whether it has begun to write to its standard output: it has opened that pipe or terminal again (as
+        /// ProcessEnd's `BoundedOutput` does at its first write), a descriptor beside 1 and 2 naming the same.
+        package var hasOpenedItsOutputAgain: Bool {
+            let directory = "/proc/\(pid)/fd"
+            guard let output = try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/1"),
+                  let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return false }
+            return names.contains { name in
+                name != "1" && name != "2"
+                    && (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + name)) == output
+            }
+        }
+
+        /// Sends `signal` (none if nil), then waits until the program has ended (reaped with waitpid, polled every
+        /// 10 ms); kills its group after `deadline`.
+        package func end(by signal: Int32?, deadline: Duration = .seconds(10)) async -> Ending {
             let sent = ContinuousClock.now
-            kill(pid, signal)
+            if let signal { kill(pid, signal) }
             var status: Int32 = 0
             while true {
                 let reaped = waitpid(pid, &status, WNOHANG)

@@ -29,13 +29,15 @@ package struct BoundedOutput: Sendable {
     package static let standardError = BoundedOutput(STDERR_FILENO)
 
     private enum Kind: Sendable {
-        /// A regular file (or a block device): written directly.
+        /// A regular file, a block device, or what is not an output at all (a closed standard output's number
+        /// taken by another descriptor): written directly, so a write that cannot be fails at once.
         case file
         /// A socket: `send` with `MSG_DONTWAIT`.
         case socket
-        /// A pipe, a terminal or another device, opened again without blocking.
+        /// A pipe or a terminal (or another character device), opened again without blocking.
         case reopened(Int32)
-        /// One that could not be opened again: polled for room, then written directly (a write may block).
+        /// A pipe or terminal that could not be opened again (another user's, after su; no /proc): polled for
+        /// room, then written directly, so a write may still block, for the end request's limit at most.
         case direct
     }
 
@@ -51,16 +53,16 @@ package struct BoundedOutput: Sendable {
             return
         }
         switch status.st_mode & S_IFMT {
-        case S_IFREG, S_IFBLK: kind = .file
-        case S_IFSOCK: kind = .socket
-        default:
+        case S_IFIFO, S_IFCHR:
             let again = open("/proc/self/fd/\(descriptor)", O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
             kind = again >= 0 ? .reopened(again) : .direct
+        case S_IFSOCK: kind = .socket
+        default: kind = .file
         }
     }
 
-    /// A descriptor of the same output that never blocks, where there is one (else the output's own): for what
-    /// a signal handler writes.
+    /// A descriptor of the same output that does not block, where there is one, else the output's own: for what
+    /// a signal handler writes (after poll(2) says it takes it).
     package var nonBlockingDescriptor: Int32 {
         if case .reopened(let fd) = kind { return fd }
         return descriptor
@@ -81,15 +83,17 @@ package struct BoundedOutput: Sendable {
 
     package func write(_ bytes: UnsafeRawBufferPointer) throws(Failure) {
         var rest = bytes[...]
+        // Once the grace has passed, a write gets one more look at the output, and then gives up.
+        var lastLook = false
         while !rest.isEmpty {
             // A write that may block is made only once poll(2) has said there is room.
-            if case .direct = kind { try waitForRoom() }
+            if case .direct = kind { lastLook = try waitForRoom(lastLook: lastLook) }
             let piece = Self.piece(of: rest)
             let count = UnsafeRawBufferPointer(rebasing: piece).withMemoryRebound(to: UInt8.self) { writeOnce($0) }
             if count > 0 {
                 rest = rest[(rest.startIndex + count)...]
             } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                try waitForRoom()
+                lastLook = try waitForRoom(lastLook: lastLook)
             } else if count < 0, errno != EINTR {
                 throw Failure(number: errno)
             }
@@ -114,19 +118,25 @@ package struct BoundedOutput: Sendable {
         }
     }
 
-    /// Waits until the output has room, or throws ``Failure/abandoned`` once the end's grace has passed.
-    private func waitForRoom() throws(Failure) {
+    /// Waits until the output has room, or for the end's grace at most. Once the grace has passed it looks once
+    /// (`lastLook` says it has already), and throws ``Failure/abandoned`` unless the output takes something now.
+    /// Returns whether that last look was taken.
+    private func waitForRoom(lastLook: Bool) throws(Failure) -> Bool {
         let end = EndRequest.active
         var fds = [pollfd(fd: nonBlockingDescriptor, events: Int16(POLLOUT), revents: 0)]
         var wait: Int32 = -1
         if let deadline = end?.outputDeadline {
             let left = ContinuousClock.now.duration(to: deadline)
-            guard left > .zero else { throw Failure(number: ETIME) }
             let (seconds, attoseconds) = left.components
-            wait = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+            wait = left > .zero ? Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1) : 0
         } else if let end {
             fds.append(pollfd(fd: end.descriptor, events: Int16(POLLIN), revents: 0))
         }
-        if poll(&fds, nfds_t(fds.count), wait) < 0, errno != EINTR { throw Failure(number: errno) }
+        guard wait == 0 else {
+            if poll(&fds, nfds_t(fds.count), wait) < 0, errno != EINTR { throw Failure(number: errno) }
+            return false
+        }
+        guard !lastLook, poll(&fds, 1, 0) == 1, fds[0].revents & Int16(POLLOUT) != 0 else { throw Failure(number: ETIME) }
+        return true
     }
 }

@@ -131,9 +131,11 @@ package final class EndRequest: Sendable {
         }
     }
 
-    /// Ends the process by the request's signal: it did not end in time.
+    /// Ends the process by the request's signal: it did not end in time. The terminal first, then the line on
+    /// standard error, which may be that terminal.
     private func endNow() -> Never {
         let signal = self.signal ?? SIGTERM
+        process_end_restore_terminal()
         let line = "\(program): not ended \(Self.limit.decimalSeconds) s after \(Self.name(of: signal)); ending by it\n"
         try? BoundedOutput.standardError.write(line)
         process_end_by_signal(signal)
@@ -161,9 +163,9 @@ package enum CrashSignals {
     /// Installs the handlers (once; `process_end_catch_crashes`, Sources/CProcessEnd): for SIGSEGV, SIGBUS,
     /// SIGILL, SIGTRAP, SIGABRT, SIGFPE, SIGQUIT and SIGSYS (and the other signals whose default action ends a
     /// process, while it is theirs), each puts the terminal back if a program changed it
-    /// (`process_end_terminal_changed`), then gives the signal to the handler that was there before: Swift's
-    /// backtracer, or the default action, so the report and the exit status stay as they were. An exit(3)
-    /// while the terminal is changed puts it back too.
+    /// (`process_end_terminal_changed`), then gives the signal to the handler that was there before (Swift's
+    /// backtracer, or the default action), so the report stays as it was, and the process ends by the signal
+    /// (`process_end_catch_crashes`). An exit(3) while the terminal is changed puts it back too.
     package static func restoreTheTerminal() throws(BoundedOutput.Failure) {
         guard process_end_catch_crashes() == 0 else { throw .init(number: errno) }
     }

@@ -30,8 +30,8 @@ package struct WhereAmI: AsyncParsableCommand {
             terminal, --watch refuses with exit status 64; --follow writes fixes as lines instead.
 
             SIGINT, SIGTERM and SIGHUP end --follow and --watch within a second, whatever standard output is \
-            doing: what the output takes within 0.4 s of the signal is written (a stream's document closed, whole \
-            lines), the rest is lost and the exit status is 74. One still running 0.8 s after the signal is ended by \
+            doing: what the output takes within 0.4 s of the signal is written (a stream's document closed; into a \
+            pipe, whole lines), the rest is lost and the exit status is 74. One still running 0.8 s after the signal is ended by \
             it. One fix and --sky are ended by the signal at once.
 
             SERVER is gpsd's address as gpsd's own clients take it: host[:port[:device]], an IPv6 \
@@ -39,7 +39,7 @@ package struct WhereAmI: AsyncParsableCommand {
 
             Exit status:
               0   a fix (or with --sky the satellites) was printed (or a stream or a watch ended
-                  normally, or by SIGINT, SIGTERM or SIGHUP)
+                  normally, or by SIGINT, SIGTERM or SIGHUP, or its terminal hung up)
               64  bad usage (or --watch without a terminal on standard output)
               66  the recording cannot be read or holds no gpsd reports
               69  gpsd cannot be reached (a single fix)
@@ -67,7 +67,10 @@ package struct WhereAmI: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         // The panel shows the status; a line on standard error would be written across it.
         let status = StatusReporter(quiet: output.quiet || request.watch)
-        if request.watch, isatty(STDOUT_FILENO) != 1 {
+        // A terminal that hangs up fails writes with EIO, racing the SIGHUP that comes with it: either way the
+        // terminal has gone, and the run ends as SIGHUP ends it.
+        let onTerminal = isatty(STDOUT_FILENO) == 1
+        if request.watch, !onTerminal {
             status.fail("--watch draws on a terminal, and standard output is not one (--follow writes lines)")
             throw ExitCode(64)
         }
@@ -95,7 +98,7 @@ package struct WhereAmI: AsyncParsableCommand {
             status.fail(error.message + why)
             throw ExitCode(Self.exitStatus(for: error))
         } catch let failure as Output.Failure {
-            if failure.readerWentAway { return }
+            if failure.readerWentAway || (onTerminal && failure.number == EIO) { return }
             if failure.abandoned, let signal = EndRequest.active?.signal {
                 status.fail("standard output took nothing for \(EndRequest.outputGrace.decimalSeconds) s after "
                             + "\(EndRequest.name(of: signal)); the rest of the output is lost")

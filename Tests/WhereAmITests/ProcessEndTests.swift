@@ -128,4 +128,43 @@ struct ProcessEndTests {
         }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "")
     }
+
+    @Test("a signal ignored from the start (nohup's SIGHUP) stays ignored; SIGTERM still requests the end")
+    func ignoredStaysIgnored() async {
+        await #expect(processExitsWith: .success) {
+            signal(SIGHUP, SIG_IGN)
+            let request = try EndRequest.catching(program: "nohup")
+            kill(getpid(), SIGHUP)
+            kill(getpid(), SIGTERM)
+            var signals = request.signals.makeAsyncIterator()
+            #expect(await signals.next() == SIGTERM)
+            #expect(request.signal == SIGTERM)
+        }
+    }
+
+    @Test("a timer's SIGALRM (sent by the kernel, not a fault) puts the terminal back and ends the process by it")
+    func alarmEndsTheProcess() async throws {
+        let path = Self.restoreFile(parent: getpid(), "alarm")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        await #expect(processExitsWith: .signal(SIGALRM)) {
+            let fd = open(ProcessEndTests.restoreFile(parent: getppid(), "alarm"), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            process_end_terminal_changed(nil, true, fd)
+            try CrashSignals.restoreTheTerminal()
+            alarm(1)
+            while true { sleep(10) }
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == Self.restoring)
+    }
+
+    @Test("a previous handler that returns (as Swift's backtracer does from a signal it did not cause) still ends the process by the signal")
+    func previousHandlerThatReturns() async {
+        await #expect(processExitsWith: .signal(SIGQUIT)) {
+            var returning = sigaction()
+            returning.__sigaction_handler.sa_handler = { _ in }
+            sigaction(SIGQUIT, &returning, nil)
+            try CrashSignals.restoreTheTerminal()
+            kill(getpid(), SIGQUIT)
+            // Delivered before kill returns: only a handler that let the process go on gets here.
+        }
+    }
 }

@@ -85,8 +85,11 @@ extension WhereAmIProcessTests {
               arguments: [["--demo"], ["--demo", "--sky"]])
         func oneShot(arguments: [String]) async throws {
             let output = try StalledOutput(.pipe(full: true))
-            let run = try output.start(BuiltProduct.url("whereami"), arguments)
-            // The replay's first fix comes at once; the write then waits on the full pipe. Either way the signal ends it.
+            let run = try output.start(BuiltProduct.url("whereami"), arguments + ["--speed", "0", "-q"])
+            // The replay's first fix (or sky) comes at once, and its write begins (the pipe opened again), to wait
+            // on the full pipe.
+            let writing = try await waitFor { run.hasOpenedItsOutputAgain }
+            try #require(writing, "whereami never began to write: \(run.drainErrors())")
             let end = await run.end(by: SIGTERM)
             #expect(end.status == SIGTERM && end.bySignal && end.after != nil, "\(end)")
         }
@@ -100,6 +103,19 @@ extension WhereAmIProcessTests {
                 try #require(waiting, "\(run.drainErrors())")
                 let end = await run.end(by: SIGTERM)
                 #expect(end.status == SIGTERM && end.bySignal && end.after != nil, "\(end)")
+            }
+        }
+
+        @Test("--watch whose terminal hangs up (its reads and writes fail with EIO): status 0, as SIGHUP's")
+        func watchHangUp() async throws {
+            try await withGPSFake("moving.nmea", cycle: 0.05, once: false) { fake in
+                let terminal = try StalledOutput(.terminal)
+                let run = try terminal.start(BuiltProduct.url("whereami"), ["--watch", fake.server])
+                let drawn = try await waitFor { terminal.waiting > 0 }
+                try #require(drawn, "the panel was never drawn: \(run.drainErrors())")
+                terminal.hangUp()
+                let end = await run.end(by: nil)
+                #expect(end.status == 0 && !end.bySignal && end.after != nil, "\(end)")
             }
         }
 
