@@ -99,10 +99,21 @@ struct ProcessEndTests {
             try CrashSignals.restoreTheTerminal()
             fatalError("a trap, as a failed precondition is")
         }
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == Self.restoring)
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(written == Self.restoring, "\(written.debugDescription)")
     }
 
-    @Test("SIGABRT (raised: given again to the previous handler) puts the terminal back once, then ends the process")
+    /// Unblocks SIGABRT on the calling thread. glibc 2.41 and later's abort(3), on a thread that blocks SIGABRT (as
+    /// Dispatch's threads, this body's, do), sets the default action before the signal is delivered, so no
+    /// handler runs: Documentation/Architecture.md lists it among what is not covered.
+    static func unblockAbort() {
+        var abort = sigset_t()
+        sigemptyset(&abort)
+        sigaddset(&abort, SIGABRT)
+        pthread_sigmask(SIG_UNBLOCK, &abort, nil)
+    }
+
+    @Test("SIGABRT (abort(3): given to the previous handler, then the default action) puts the terminal back once")
     func abortRestoresTheTerminal() async throws {
         let path = Self.restoreFile(parent: getpid(), "abort")
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -110,9 +121,11 @@ struct ProcessEndTests {
             let fd = open(ProcessEndTests.restoreFile(parent: getppid(), "abort"), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             process_end_terminal_changed(nil, true, fd)
             try CrashSignals.restoreTheTerminal()
+            ProcessEndTests.unblockAbort()
             abort()
         }
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == Self.restoring)
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(written == Self.restoring, "\(written.debugDescription)")
     }
 
     @Test("a terminal put back by the program itself is left alone by a crash")
@@ -124,6 +137,7 @@ struct ProcessEndTests {
             process_end_terminal_changed(nil, true, fd)
             process_end_terminal_restored()
             try CrashSignals.restoreTheTerminal()
+            ProcessEndTests.unblockAbort()
             abort()
         }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "")
@@ -153,7 +167,8 @@ struct ProcessEndTests {
             alarm(1)
             while true { sleep(10) }
         }
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == Self.restoring)
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(written == Self.restoring, "\(written.debugDescription)")
     }
 
     @Test("a previous handler that returns (as Swift's backtracer does from a signal it did not cause) still ends the process by the signal")
