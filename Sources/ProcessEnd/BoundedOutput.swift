@@ -126,9 +126,7 @@ package struct BoundedOutput: Sendable {
         var fds = [pollfd(fd: nonBlockingDescriptor, events: Int16(POLLOUT), revents: 0)]
         var wait: Int32 = -1
         if let deadline = end?.outputDeadline {
-            let left = ContinuousClock.now.duration(to: deadline)
-            let (seconds, attoseconds) = left.components
-            wait = left > .zero ? Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1) : 0
+            wait = pollMilliseconds(until: deadline)
         } else if let end {
             fds.append(pollfd(fd: end.descriptor, events: Int16(POLLIN), revents: 0))
         }

@@ -63,20 +63,9 @@ package final class EndRequest: Sendable {
 
     private init(program: String) throws(BoundedOutput.Failure) {
         self.program = program
-        caught = try Self.pipe()
-        announced = try Self.pipe()
+        caught = try makeNonBlockingPipe()
+        announced = try makeNonBlockingPipe()
         (signals, sink) = AsyncStream.makeStream(of: Int32.self)
-    }
-
-    /// A pipe whose ends do not block, closed on exec.
-    private static func pipe() throws(BoundedOutput.Failure) -> (readEnd: Int32, writeEnd: Int32) {
-        var ends: [Int32] = [-1, -1]
-        guard Glibc.pipe(&ends) == 0 else { throw .init(number: errno) }
-        for fd in ends {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-        }
-        return (ends[0], ends[1])
     }
 
     /// The signal that requested the end, once one has.
@@ -107,7 +96,7 @@ package final class EndRequest: Sendable {
         var deadline: ContinuousClock.Instant?
         while true {
             var fds = [pollfd(fd: caught.readEnd, events: Int16(POLLIN), revents: 0)]
-            let wait = deadline.map { Self.milliseconds(until: $0) } ?? -1
+            let wait = deadline.map(pollMilliseconds(until:)) ?? -1
             if wait == 0 { endNow() }
             guard poll(&fds, 1, wait) > 0 else { continue }
             var bytes = [UInt8](repeating: 0, count: 16)
@@ -141,12 +130,27 @@ package final class EndRequest: Sendable {
         process_end_by_signal(signal)
     }
 
-    private static func milliseconds(until deadline: ContinuousClock.Instant) -> Int32 {
-        let left = ContinuousClock.now.duration(to: deadline)
-        guard left > .zero else { return 0 }
-        let (seconds, attoseconds) = left.components
-        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+}
+
+/// poll(2)'s timeout until `deadline`: whole milliseconds, rounded up so that a wake is never early; 0 once it has
+/// passed.
+func pollMilliseconds(until deadline: ContinuousClock.Instant) -> Int32 {
+    let left = ContinuousClock.now.duration(to: deadline)
+    guard left > .zero else { return 0 }
+    let (seconds, attoseconds) = left.components
+    return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+}
+
+/// A pipe whose two ends do not block and are closed on exec: the wake pipes of the request and of whereami's
+/// screen.
+package func makeNonBlockingPipe() throws(BoundedOutput.Failure) -> (readEnd: Int32, writeEnd: Int32) {
+    var ends: [Int32] = [-1, -1]
+    guard Glibc.pipe(&ends) == 0 else { throw .init(number: errno) }
+    for fd in ends {
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fd, F_SETFL, O_NONBLOCK)
     }
+    return (ends[0], ends[1])
 }
 
 extension Duration {

@@ -42,13 +42,7 @@ final class WatchScreen: Sendable {
 
     /// A screen for `panel`, telling `tell` of keys and failures; nothing is drawn until ``start()``.
     init(panel: WatchPanel, tell: @escaping @Sendable (Event) -> Void) throws(Output.Failure) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw Output.Failure(number: errno) }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-        }
-        (wakeRead, wakeWrite) = (fds[0], fds[1])
+        (wakeRead, wakeWrite) = try makeNonBlockingPipe()
         state = Mutex(State(panel: panel))
         self.tell = tell
     }

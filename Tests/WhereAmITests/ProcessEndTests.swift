@@ -86,6 +86,12 @@ struct ProcessEndTests {
     /// cursor shown, the normal screen back.
     static let restoring = "\u{18}\u{1B}[?25h\u{1B}[?1049l"
 
+    /// In a child: announces a terminal on the alternate screen whose restoring text goes to the file of `tag`.
+    static func changeTheTerminal(_ tag: String) {
+        let fd = open(restoreFile(parent: getppid(), tag), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        process_end_terminal_changed(nil, true, fd)
+    }
+
     /// A file for a child to write the terminal's restoring text to, named after the test process (the child's
     /// parent), so that both find it, and the test (`tag`), since exit tests run side by side.
     static func restoreFile(parent: pid_t, _ tag: String) -> String {
@@ -97,8 +103,7 @@ struct ProcessEndTests {
         let path = Self.restoreFile(parent: getpid(), "trap")
         defer { try? FileManager.default.removeItem(atPath: path) }
         await #expect(processExitsWith: .failure) {
-            let fd = open(ProcessEndTests.restoreFile(parent: getppid(), "trap"), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            process_end_terminal_changed(nil, true, fd)
+            ProcessEndTests.changeTheTerminal("trap")
             try CrashSignals.restoreTheTerminal()
             fatalError("a trap, as a failed precondition is")
         }
@@ -121,8 +126,7 @@ struct ProcessEndTests {
         let path = Self.restoreFile(parent: getpid(), "abort")
         defer { try? FileManager.default.removeItem(atPath: path) }
         await #expect(processExitsWith: .signal(SIGABRT)) {
-            let fd = open(ProcessEndTests.restoreFile(parent: getppid(), "abort"), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            process_end_terminal_changed(nil, true, fd)
+            ProcessEndTests.changeTheTerminal("abort")
             try CrashSignals.restoreTheTerminal()
             ProcessEndTests.unblockAbort()
             abort()
@@ -136,8 +140,7 @@ struct ProcessEndTests {
         let path = Self.restoreFile(parent: getpid(), "restored")
         defer { try? FileManager.default.removeItem(atPath: path) }
         await #expect(processExitsWith: .signal(SIGABRT)) {
-            let fd = open(ProcessEndTests.restoreFile(parent: getppid(), "restored"), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            process_end_terminal_changed(nil, true, fd)
+            ProcessEndTests.changeTheTerminal("restored")
             process_end_terminal_restored()
             try CrashSignals.restoreTheTerminal()
             ProcessEndTests.unblockAbort()
@@ -164,8 +167,7 @@ struct ProcessEndTests {
         let path = Self.restoreFile(parent: getpid(), "alarm")
         defer { try? FileManager.default.removeItem(atPath: path) }
         await #expect(processExitsWith: .signal(SIGALRM)) {
-            let fd = open(ProcessEndTests.restoreFile(parent: getppid(), "alarm"), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            process_end_terminal_changed(nil, true, fd)
+            ProcessEndTests.changeTheTerminal("alarm")
             try CrashSignals.restoreTheTerminal()
             alarm(1)
             while true { sleep(10) }
