@@ -222,8 +222,10 @@ package final class ReportDecoder {
         }
         let key = device ?? ""
         if newestTPVs[key] == nil, newestTPVs.count >= Self.maximumReceivers { newestTPVs.removeAll() }
+        // The variation changes by degrees over hundreds of kilometres: a TPV without one (the fix lost, a
+        // receiver's sentence without it) keeps the last the receiver gave, so a magnetic heading outlives the fix.
         let variation = checked(report.magnetic_var, Plausibility.magneticVariation, .magneticVariation)
-        newestTPVs[key] = (time, variation)
+        newestTPVs[key] = (time, variation ?? newestTPVs[key]?.magneticVariation)
     }
 
     /// Degrees in 0 ..< 360 (360 is 0, -10 is 350).

@@ -16,12 +16,14 @@ public import FoundationEssentials
 /// ```
 public struct Heading: Sendable, Hashable, Codable {
     /// Degrees clockwise from true north, 0 ..< 360: gpsd's `heading`, or else its magnetic heading (`mheading`)
-    /// plus the magnetic variation gpsd gave in the same receiver's newest TPV (`magvar`, east positive). gpsd
-    /// sends no true heading for a magnetic compass alone: without a fix there is no variation, and no heading.
+    /// plus the last magnetic variation gpsd gave in the same receiver's TPVs of the session (`magvar`, east
+    /// positive). gpsd sends no true heading for a magnetic compass alone: before the receiver's first fix there
+    /// is no variation, and no heading; after it, the last variation is kept while the fix is lost.
     public var trueHeading: Double
     /// Degrees clockwise from magnetic north, 0 ..< 360: gpsd's own (`mheading`, from gpsd 3.25 on, libgps
-    /// API 14), or else ``trueHeading`` less the magnetic variation gpsd gave in the same receiver's newest TPV
-    /// (`magvar`, east positive); `nil` when neither is known.
+    /// API 14), or else ``trueHeading`` less the last magnetic variation gpsd gave in the same receiver's TPVs of
+    /// the session (`magvar`, east positive), kept while the fix is lost (the variation changes by degrees over
+    /// hundreds of kilometres, not in the minutes a fix is lost); `nil` when neither is known.
     public var magneticHeading: Double?
     /// The heading's estimated error in degrees; `nil` when not known. gpsd's ATT carries none (up to 3.27), so a
     /// heading from gpsd has none.
@@ -36,6 +38,28 @@ public struct Heading: Sendable, Hashable, Codable {
     public var timestamp: Date?
     /// The receiver or sensor that reported it (gpsd's device path), if known.
     public var device: String?
+    /// When the heading reached this process, by the monotonic clock and the wall clock, and how long before that
+    /// it was measured, as for a fix (``Location/Arrival``); `nil` for a heading not made by a manager. Not part of
+    /// what makes two headings equal, nor of their JSON: it says when, not what.
+    ///
+    /// The delay is estimated from the heading's ``timestamp`` by the same relation of its receiver's clock to the
+    /// monotonic clock that a fix's is (see ``Location/age``), learnt from the receiver's live fixes; it is `nil`
+    /// (and so is ``age``) while that relation is not known: no ``timestamp``, or no live fix of the receiver yet.
+    public var arrival: Location.Arrival?
+
+    /// How long ago the heading was measured, on the monotonic clock, as ``Location/age`` is for a fix; `nil` when
+    /// that is not established (see ``arrival``). A heading sensor that stops reporting leaves the last heading
+    /// growing older: a control loop checks this, or ``LocationSnapshot/isHeadingStale``.
+    ///
+    /// ```swift
+    /// if let heading = manager.heading, let age = heading.age, age < .milliseconds(500) { steer(by: heading) }
+    /// ```
+    public var age: Duration? { arrival?.measured.map { $0.duration(to: .now) } }
+
+    /// How long before `instant` the heading was measured: its age then; `nil` when not established.
+    public func age(at instant: ContinuousClock.Instant) -> Duration? {
+        arrival?.measured.map { $0.duration(to: instant) }
+    }
 
     /// A heading: `Heading(trueHeading: 46.5, magneticHeading: 43.2)`.
     public init(
@@ -49,6 +73,23 @@ public struct Heading: Sendable, Hashable, Codable {
         self.roll = roll
         self.timestamp = timestamp
         self.device = device
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case trueHeading, magneticHeading, headingAccuracy, pitch, roll, timestamp, device
+    }
+
+    /// Equal if they describe the same heading; ``arrival`` does not count.
+    public static func == (lhs: Heading, rhs: Heading) -> Bool {
+        lhs.trueHeading == rhs.trueHeading && lhs.magneticHeading == rhs.magneticHeading
+            && lhs.headingAccuracy == rhs.headingAccuracy && lhs.pitch == rhs.pitch && lhs.roll == rhs.roll
+            && lhs.timestamp == rhs.timestamp && lhs.device == rhs.device
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(trueHeading)
+        hasher.combine(timestamp)
+        hasher.combine(device)
     }
 
     /// The smaller angle, in degrees (0 ... 180), between this heading's ``trueHeading`` and `other`'s: 350° and

@@ -183,6 +183,12 @@ public struct Location: Sendable, Hashable, Codable {
     /// ```
     public var age: Duration? { arrival?.measured.map { $0.duration(to: .now) } }
 
+    /// How long before `instant` the receiver measured the fix: its ``age`` then; `nil` when not established. A
+    /// control loop that reads several values at one instant (``LocationSnapshot``) ages them all by it.
+    public func age(at instant: ContinuousClock.Instant) -> Duration? {
+        arrival?.measured.map { $0.duration(to: instant) }
+    }
+
     /// Makes a location; every value but the coordinate is optional, and the time is now unless given.
     ///
     /// ```swift

@@ -87,3 +87,13 @@ extension Duration {
         return "\(sign)\(whole).\(digits) s"
     }
 }
+
+extension LocationStatus {
+    /// Whether the session and its receiver are reporting: a heading held is current only then.
+    package var isReporting: Bool {
+        switch self {
+        case .connected, .waitingForFix, .fix, .fixLost: true
+        case .connecting, .noDevice, .deviceGone, .stale, .reconnecting, .stopped: false
+        }
+    }
+}

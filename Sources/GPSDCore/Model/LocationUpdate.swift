@@ -36,11 +36,22 @@ public struct LocationUpdate: Sendable, Hashable {
     /// Fixes keep coming but none has met the desired accuracy for the manager's stale timeout: the best seen, for
     /// how long. `nil` once a fix passes.
     public var rejection: FixRejection?
+    /// The newest heading gpsd reported (from a compass, a gyro or a second antenna: ``Heading``), whatever the
+    /// timeline's filters; `nil` until one came. A heading alone makes no update: the next update carries it, and
+    /// one is made when headings start, stop (``isHeadingStale``) or start again.
+    public var heading: Heading?
+    /// The ``heading`` carried is not a current one: no heading came for the manager's stale timeout
+    /// (``LocationManager/staleTimeout``), or the session or the receiver that sent it is not reporting (the status
+    /// is connecting, no receiver, receiver gone, silent, reconnecting or stopped). `false` without a heading.
+    public var isHeadingStale: Bool
 
     public init(
         location: Location?, isNewFix: Bool, status: LocationStatus, locationUnavailable: Bool, isStale: Bool,
-        isStationary: Bool, sourceRestarted: Bool, rejection: FixRejection?
+        isStationary: Bool, sourceRestarted: Bool, rejection: FixRejection?, heading: Heading? = nil,
+        isHeadingStale: Bool = false
     ) {
+        self.heading = heading
+        self.isHeadingStale = isHeadingStale
         self.location = location
         self.isNewFix = isNewFix
         self.status = status
@@ -60,6 +71,7 @@ extension LocationUpdate: CustomStringConvertible {
         if isStationary { conditions.append("stationary") }
         if sourceRestarted { conditions.append("restarted") }
         if let rejection { conditions.append(rejection.description) }
+        if isHeadingStale { conditions.append("heading stale") }
         let head = ([status.description] + conditions).joined(separator: ", ")
         return location.map { head + ": \($0)" } ?? head
     }

@@ -213,7 +213,7 @@ public final class AsyncLocationManager: Sendable {
                 waiter.timeout?.cancel()
                 switch event {
                 case .location(let location): waiter.continuation.resume(returning: location)
-                case .rejected, .rejectionEnded, .status, .heading:
+                case .rejected, .rejectionEnded, .status, .heading, .headingSilence:
                     assertionFailure("settle hands a request only what ends it")
                 case .ended(let error):
                     waiter.continuation.resume(

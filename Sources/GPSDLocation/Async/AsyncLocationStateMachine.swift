@@ -118,7 +118,7 @@ extension SubscriptionEvent {
     var endsARequest: Bool {
         switch self {
         case .location, .ended: true
-        case .rejected, .rejectionEnded, .status, .heading: false
+        case .rejected, .rejectionEnded, .status, .heading, .headingSilence: false
         }
     }
 }

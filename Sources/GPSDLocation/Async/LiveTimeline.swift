@@ -13,6 +13,9 @@ struct LiveTimeline {
     /// Whether a session of this timeline's source has been connected, and whether one is connecting now.
     private var connectedBefore = false
     private var connecting = false
+    /// The newest heading, and whether none came for the stale timeout since.
+    private var heading: Heading?
+    private var headingSilent = false
 
     /// The update `event` makes, or `nil` for the end (the outlet finishes the sequence) and for what a timeline
     /// does not follow.
@@ -50,12 +53,21 @@ struct LiveTimeline {
             if restarted {
                 isCurrent = false
                 stationary.reset()
+                headingSilent = false   // the new session's headings are judged afresh
             }
             status = new
         case .ended:
             return nil
-        case .heading:
-            return nil   // a timeline never subscribes for headings
+        case .heading(let new):
+            // A heading is carried by the next update; it makes one only when it changes a condition: the first
+            // heading, or one that ends a silence (the silence's end comes as its own event, after it).
+            let first = heading == nil
+            heading = new
+            guard first else { return nil }
+        case .headingSilence(let silent):
+            guard silent != headingSilent else { return nil }
+            headingSilent = silent
+            guard heading != nil else { return nil }
         }
         return make(isNewFix: false, restarted: restarted)
     }
@@ -65,7 +77,8 @@ struct LiveTimeline {
         return LocationUpdate(
             location: location, isNewFix: isNewFix, status: status, locationUnavailable: unavailable,
             isStale: location != nil && (unavailable || rejection != nil || !isCurrent),
-            isStationary: stationary.isStationary, sourceRestarted: restarted, rejection: rejection)
+            isStationary: stationary.isStationary, sourceRestarted: restarted, rejection: rejection,
+            heading: heading, isHeadingStale: heading != nil && (headingSilent || !status.isReporting))
     }
 }
 

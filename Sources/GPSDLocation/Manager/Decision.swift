@@ -30,6 +30,8 @@ extension LocationManagerStateMachine {
             case requestTimeout(request: Int, after: Duration)
             case reconnect(timer: Int, after: Duration)
             case watchdog(timer: Int, after: Duration)
+            /// The heading watchdog (``HeadingWatch``).
+            case headingWatch(timer: Int, after: Duration)
         }
 
         enum Transition {

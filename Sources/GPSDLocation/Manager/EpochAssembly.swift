@@ -104,6 +104,14 @@ struct EpochAssembly {
         return .accepted(location, forgotten: forgotten, completesEpoch: completesEpoch)
     }
 
+    /// How long before `now` a heading of `device`'s, of receiver time `time`, was measured, by the relation of
+    /// that receiver's clock to the monotonic clock its live fixes taught (a heading teaches it nothing); `nil`
+    /// without a time, or before any live fix of the receiver.
+    func delay(ofHeadingAt time: Date?, device: String?, now: Duration) -> Duration? {
+        guard let time else { return nil }
+        return clocks[device ?? ""]?.delay(ofHeldFixAt: time, arrivedAt: now)
+    }
+
     /// A GST of `device`'s epoch at `time`: whether it completes its epoch (``EpochEnds``), and, if it comes after
     /// its epoch's TPV, that receiver's live fix it completes, to be assembled again as a later TPV of the epoch
     /// would be, with the time it first arrived.

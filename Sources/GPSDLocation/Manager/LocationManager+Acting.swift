@@ -124,6 +124,9 @@ extension LocationManager {
                 case .watchdog(let timer, let delay):
                     let clock = clock
                     schedule(after: delay) { $0.watchdogFired(timer, now: clock.now) }
+                case .headingWatch(let timer, let delay):
+                    let clock = clock
+                    schedule(after: delay) { $0.headingWatchFired(timer, now: clock.now) }
                 }
             }
             switch decision.transition {

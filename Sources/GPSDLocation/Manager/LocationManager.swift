@@ -192,6 +192,24 @@ public final class LocationManager: Sendable {
     /// listing more satellites than libgps holds.
     public var statistics: ReportStatistics { storage.statistics }
 
+    /// Everything a control loop acts on, read in one step at this instant: the newest fix and heading with their
+    /// ages now, the status, whether each is current, whether the receiver is at rest, the satellites' counts, and
+    /// from them the position predicted for a tick between fixes (``LocationSnapshot``). It takes the manager's
+    /// lock once, allocates nothing and needs no task: a loop of 100 Hz polls it.
+    ///
+    /// ```swift
+    /// let state = manager.snapshot
+    /// if !state.isStale, let age = state.locationAge, age < .milliseconds(1500),
+    ///    let pose = try? state.predictedLocation(at: state.instant) {
+    ///     robot.track(pose.coordinate)
+    /// } else {
+    ///     robot.hold()
+    /// }
+    /// ```
+    public var snapshot: LocationSnapshot {
+        storage.snapshot(now: clock.now, instant: clock.arrival.instant)
+    }
+
     /// How many lines were not gpsd reports (garbage, truncated or over-long lines) and were skipped.
     public var skippedLineCount: Int { statistics.skippedLines }
 

@@ -62,6 +62,17 @@ extension LocationManagerStateMachine {
         return decision
     }
 
+    /// The heading watchdog's timer: headings are silent if none came for the stale timeout.
+    mutating func headingWatchFired(_ timer: Int, now: Duration) -> Decision {
+        var decision = Decision()
+        switch headingWatch.fired(timer, now: now, timeout: session.staleTimeout) {
+        case .ignored: break
+        case .silent: decision.notifications.add(subscriptions.tellHeadingSilence(true))
+        case .rescheduled(let next): decision.timers.append(.headingWatch(timer: next.id, after: next.after))
+        }
+        return decision
+    }
+
     // MARK: What the session reads
 
     /// Events that came together (one read's reports) of session `number`, at monotonic time `now`, as the wall
@@ -84,6 +95,7 @@ extension LocationManagerStateMachine {
         guard session.isCurrent(session: number) else { return }
         switch event {
         case .connected:
+            connections += 1
             subscriptions.sessionConnected()
             announce(status.connected(), into: &decision)
             watch(session.connected(at: now), into: &decision)
@@ -125,10 +137,17 @@ extension LocationManagerStateMachine {
             for case .fix(let location) in reports {
                 receive(location, origin: .held(polledAt: time), now: now, arrival: arrival, into: &decision)
             }
-        case .attitude(let heading):
+        case .attitude(var heading):
+            heading.arrival = Location.Arrival(
+                instant: arrival.instant, date: arrival.date,
+                delay: epochs.delay(ofHeadingAt: heading.timestamp, device: heading.device, now: now))
             self.heading = heading
+            let watch = headingWatch.arrived(at: now, timeout: session.staleTimeout)
+            if let timer = watch.timer { decision.timers.append(.headingWatch(timer: timer.id, after: timer.after)) }
             let delivery = subscriptions.deliver(heading)
             decision.notifications.add(delivery.notifications)
+            // After the heading, so that a timeline's update of the silence's end carries it.
+            if watch.endsSilence { decision.notifications.add(subscriptions.tellHeadingSilence(false)) }
             if delivery.toDelegate { decision.call(.heading(heading), generation: subscriptions.headingGeneration) }
             announce(status.reportArrived(), into: &decision)
         case .sky(let view, let listed):
@@ -190,6 +209,7 @@ extension LocationManagerStateMachine {
         }
         // A fix gpsd held says nothing of whether fixes are coming.
         announce(origin.isHeld ? status.reportArrived() : status.fix(location), into: &decision)
+        if !origin.isHeld { _ = stationary.update(with: location) }
         let delivery = subscriptions.deliver(location, held: origin.isHeld, now: now, patience: session.staleTimeout)
         decision.notifications.add(delivery.notifications)
         if delivery.toDelegate { decision.call(.locations([location]), generation: subscriptions.generation) }

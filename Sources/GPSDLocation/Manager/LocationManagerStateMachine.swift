@@ -18,8 +18,14 @@ struct LocationManagerStateMachine {
     var subscriptions = SubscriptionTable()
     var epochs = EpochAssembly()
     var status = StatusTracker()
-    /// The newest heading gpsd reported (an ATT with a heading), whoever wanted it.
+    /// The newest heading gpsd reported (an ATT with a heading), whoever wanted it, with its arrival.
     var heading: Heading?
+    /// Whether headings keep coming.
+    var headingWatch = HeadingWatch()
+    /// Whether the receiver is at rest, by every fix received (for ``LocationManager/snapshot``).
+    var stationary = StationaryDetector()
+    /// How many sessions have connected.
+    var connections = 0
     private(set) var requestTimeout: Duration
 
     init(requestTimeout: Duration, jitterSeed: UInt64) {
@@ -79,6 +85,7 @@ struct LocationManagerStateMachine {
     /// What opening session `next` means: a fresh start forgets the epochs; status says which attempt it is.
     mutating func open(_ next: SessionStateMachine.SessionToOpen, into decision: inout Decision) {
         if next.isFreshStart { epochs.startAfresh() }
+        headingWatch.reset()   // the next session's headings start the watch anew
         announce(status.connecting(attempt: next.attempt), into: &decision)
         decision.transition(.open(number: next.number))
     }
@@ -89,6 +96,10 @@ struct LocationManagerStateMachine {
     /// a new status.
     mutating func announce(_ new: LocationStatus?, into decision: inout Decision) {
         guard let new else { return }
+        switch new {
+        case .fix, .stale, .connected: break
+        default: stationary.reset()   // whatever made fixes stop makes rest unknown, as for a live timeline
+        }
         observe(.status(new), into: &decision)
         decision.notifications.add(subscriptions.tellStatus(new))
         if subscriptions.delegateSubscribed { decision.call(.status(new), generation: subscriptions.generation) }
@@ -123,4 +134,21 @@ package struct SplitMix64: RandomNumberGenerator {
 
     /// A number in 0 ..< 1.
     mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
+
+extension LocationManagerStateMachine {
+    /// What ``LocationManager/snapshot`` reads, at monotonic time `now` (`instant` on the continuous clock).
+    func snapshot(now: Duration, instant: ContinuousClock.Instant) -> LocationSnapshot {
+        let location = epochs.latest?.location
+        let current = status.current
+        let isFix = if case .fix = current { true } else { false }
+        let headingSilent = headingWatch.isSilent
+            || headingWatch.lastArrival.map { now - $0 >= session.staleTimeout } ?? true
+        return LocationSnapshot(
+            instant: instant, location: location, locationAge: location?.age(at: instant),
+            heading: heading, headingAge: heading?.age(at: instant), status: current,
+            isStale: location != nil && !isFix,
+            isHeadingStale: heading != nil && (headingSilent || !current.isReporting),
+            isStationary: stationary.isStationary, satellites: epochs.satellites, connections: connections)
+    }
 }

@@ -252,6 +252,9 @@ final class ManagerStorage: Sendable {
     func requestTimedOut(_ request: Int) -> Decision { decide { $0.requestTimedOut(request) } }
     func reconnectTimerFired(_ timer: Int) -> Decision { decide { $0.reconnectTimerFired(timer) } }
     func watchdogFired(_ timer: Int, now: Duration) -> Decision { decide { $0.watchdogFired(timer, now: now) } }
+    func headingWatchFired(_ timer: Int, now: Duration) -> Decision {
+        decide { $0.headingWatchFired(timer, now: now) }
+    }
 
     // MARK: Threads
 
@@ -361,6 +364,9 @@ final class ManagerStorage: Sendable {
     var status: LocationStatus { state.withLock { $0.machine.status.current } }
     var statistics: ReportStatistics { state.withLock { $0.machine.epochs.statistics } }
     var heading: Heading? { state.withLock { $0.machine.heading } }
+    func snapshot(now: Duration, instant: ContinuousClock.Instant) -> LocationSnapshot {
+        state.withLock { $0.machine.snapshot(now: now, instant: instant) }
+    }
     var receiversKept: Int { state.withLock { $0.machine.epochs.coalescer.receiverCount } }
     var subscriptionCount: Int { state.withLock { $0.machine.subscriptions.subscriptions.count } }
     var sessionNumber: Int { state.withLock { $0.machine.session.sessionCount } }

@@ -58,7 +58,7 @@ final class RealTimeConsumer: SubscriptionConsumer {
         switch event {
         case .location(let location): timed { handler(location) }
         case .ended(let error): if let onEnd { timed { onEnd(error) } }
-        case .rejected, .rejectionEnded, .status, .heading: break   // a real-time subscription follows fixes only
+        case .rejected, .rejectionEnded, .status, .heading, .headingSilence: break   // a real-time subscription follows fixes only
         }
     }
 

@@ -104,8 +104,12 @@ package enum SubscriptionEvent: Sendable, Equatable {
     case rejectionEnded
     /// The manager's status changed (for a subscription that follows it: a live timeline).
     case status(LocationStatus)
-    /// A heading that passed the subscription's filter (for a subscription that takes headings).
+    /// A heading that passed the subscription's filter (for a subscription that takes headings), or any heading
+    /// (for a live timeline, which carries the newest).
     case heading(Heading)
+    /// For a live timeline: no heading came for the manager's stale timeout (`true`), or one came again after
+    /// that (`false`).
+    case headingSilence(Bool)
 }
 
 /// A live subscription that was given back: what it had seen.

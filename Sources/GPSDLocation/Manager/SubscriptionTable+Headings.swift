@@ -9,11 +9,17 @@ extension SubscriptionTable {
     }
 
     /// A heading from the session: each subscription that takes headings gets it if it passes its filter
-    /// (the delegate's is ``headingFilter``), measured from the last it got.
+    /// (the delegate's is ``headingFilter``), measured from the last it got; each live timeline gets it as it is.
     mutating func deliver(_ heading: Heading) -> HeadingDelivery {
         var delivery = HeadingDelivery()
         for index in subscriptions.entries.indices {
-            guard subscriptions.entries[index].takesHeadings else { continue }
+            guard subscriptions.entries[index].takesHeadings else {
+                // A live timeline carries the newest heading, whatever it is.
+                if case .consumer(let consumer, let request) = subscriptions.entries[index].consumer, request.followsStatus {
+                    delivery.notifications.add(.heading(heading), for: subscriptions.ids[index], to: consumer)
+                }
+                continue
+            }
             let filter: Double?
             switch subscriptions.entries[index].consumer {
             case .delegate: filter = headingFilter

@@ -203,6 +203,18 @@ struct SubscriptionTable {
         return notifications
     }
 
+    /// Tells the live timelines that headings went silent (no heading for the stale timeout) or, with `false`,
+    /// that one came again.
+    mutating func tellHeadingSilence(_ silent: Bool) -> Notifications {
+        var notifications = Notifications()
+        for index in subscriptions.entries.indices {
+            guard case .consumer(let consumer, let request) = subscriptions.entries[index].consumer, request.followsStatus
+            else { continue }
+            notifications.add(.headingSilence(silent), for: subscriptions.ids[index], to: consumer)
+        }
+        return notifications
+    }
+
     // MARK: Observers
 
     /// Registers an observer; returns its id.

@@ -64,12 +64,31 @@ struct AttitudeDecoderTests {
         #expect(heading.magneticHeading == nil)
     }
 
-    @Test func aTPVWithoutAFixStillDatesTheEpochButLendsNoVariation() throws {
+    /// The fix lost: the TPV dates the epoch, and the receiver's last variation still turns the heading magnetic
+    /// (it changes by degrees over hundreds of kilometres, not in the time a fix is lost).
+    @Test func aTPVWithoutAFixDatesTheEpochAndKeepsTheLastVariation() throws {
         _ = decode(Self.tpv322)
         _ = decode(#"{"class":"TPV","device":"/dev/pts/1","mode":1,"time":"2025-06-01T12:00:02.000Z"}"#)
+        let gyro = try heading(Self.att322)
+        #expect(gyro.timestamp == Date(timeIntervalSince1970: Self.epoch + 2))
+        #expect(abs(try #require(gyro.magneticHeading) - 43.2) < 1e-9)
+    }
+
+    /// A magnetic compass alone (`$HDM`: gpsd 3.25's ATT with `mheading` only) still gives true north while the
+    /// fix is lost, by the last variation.
+    @Test(.enabled(if: ReportDecoder.libgpsReadsMagneticHeading))
+    func aCompassAloneKeepsTrueNorthWhileTheFixIsLost() throws {
+        _ = decode(Self.tpv322)
+        _ = decode(#"{"class":"TPV","device":"/dev/pts/1","mode":1,"time":"2025-06-01T12:00:02.000Z"}"#)
+        let compass = try heading(#"{"class":"ATT","device":"/dev/pts/1","mheading":10.000}"#)
+        #expect(abs(compass.trueHeading - 13.3) < 1e-9 && compass.magneticHeading == 10)
+    }
+
+    @Test func aNewVariationReplacesTheLast() throws {
+        _ = decode(Self.tpv322)
+        _ = decode(Self.tpv322.replacingOccurrences(of: #""magvar":3.3"#, with: #""magvar":-1.5"#))
         let heading = try heading(Self.att322)
-        #expect(heading.timestamp == Date(timeIntervalSince1970: Self.epoch + 2))
-        #expect(heading.magneticHeading == nil)
+        #expect(abs(try #require(heading.magneticHeading) - 48.0) < 1e-9)
     }
 
     @Test func anATTsOwnTimeAndMagneticHeadingComeFirst() throws {

@@ -1,0 +1,138 @@
+import Foundation
+@testable import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+/// Headings as a measurement of their own: an arrival and an age as a fix has, a silence a timeline can see, and a
+/// magnetic heading that outlives the fix.
+@Suite("Headings: ages and silence")
+struct HeadingAgeTests {
+    private static let timeout = Duration.seconds(5)
+
+    // MARK: The watch, as a value
+
+    @Test func theFirstHeadingSetsOneTimerAndSilenceComesAtTheTimeout() {
+        var watch = HeadingWatch()
+        let first = watch.arrived(at: .seconds(10), timeout: Self.timeout)
+        let timer = first.timer
+        #expect(!first.endsSilence && timer?.after == Self.timeout)
+        // Headings at 50 Hz set no more timers.
+        for step in 1...100 {
+            #expect(watch.arrived(at: .seconds(10) + .milliseconds(20 * step), timeout: Self.timeout).timer == nil)
+        }
+        // The timer fires 5 s after the first: the last heading came at 12 s, so it looks again 2 s on.
+        guard case .rescheduled(let next) = watch.fired(timer!.id, now: .seconds(15), timeout: Self.timeout) else {
+            Issue.record("expected the watch to look again")
+            return
+        }
+        #expect(next.after == .seconds(2) && !watch.isSilent)
+        #expect(watch.fired(timer!.id, now: .seconds(15), timeout: Self.timeout) == .ignored, "a timer fires once")
+        #expect(watch.fired(next.id, now: .seconds(17), timeout: Self.timeout) == .silent)
+        #expect(watch.isSilent)
+        let again = watch.arrived(at: .seconds(30), timeout: Self.timeout)
+        #expect(again.endsSilence && again.timer != nil && !watch.isSilent)
+    }
+
+    @Test func aResetForgetsThePendingTimer() {
+        var watch = HeadingWatch()
+        let timer = watch.arrived(at: .zero, timeout: Self.timeout).timer!
+        watch.reset()
+        #expect(watch.fired(timer.id, now: .seconds(9), timeout: Self.timeout) == .ignored)
+        #expect(!watch.isSilent && watch.lastArrival == nil)
+        let next = watch.arrived(at: .seconds(9), timeout: Self.timeout).timer
+        #expect(next != nil && next?.id != timer.id, "a new timer, never mistaken for the old one")
+    }
+
+    // MARK: The timeline, as a value
+
+    @Test func aTimelineCarriesTheNewestHeadingAndUpdatesOnlyWhenItsConditionChanges() throws {
+        var timeline = LiveTimeline()
+        _ = timeline.update(for: .status(.fix(.threeDimensional, .gps)))
+        _ = timeline.update(for: .location(LiveTimelineTests.fix(1)))
+        let first = try LiveTimelineTests.next(&timeline, .heading(Heading(trueHeading: 10)))   // headings start
+        #expect(first.heading?.trueHeading == 10 && !first.isHeadingStale && !first.isNewFix)
+        #expect(timeline.update(for: .heading(Heading(trueHeading: 11))) == nil, "a heading alone makes no update")
+        let fix = try LiveTimelineTests.next(&timeline, .location(LiveTimelineTests.fix(2)))
+        #expect(fix.heading?.trueHeading == 11, "the next update carries the newest heading")
+        let silent = try LiveTimelineTests.next(&timeline, .headingSilence(true))
+        #expect(silent.isHeadingStale && !silent.isStale && silent.heading?.trueHeading == 11)
+        #expect(silent.description.contains("heading stale"))
+        #expect(timeline.update(for: .heading(Heading(trueHeading: 12))) == nil)
+        let back = try LiveTimelineTests.next(&timeline, .headingSilence(false))
+        #expect(!back.isHeadingStale && back.heading?.trueHeading == 12)
+        for status in [LocationStatus.deviceGone(device: nil), .stale(silentFor: .seconds(5)), .stopped,
+                       .reconnecting(attempt: 1, after: .seconds(1), because: LiveTimelineTests.lost)] {
+            let update = try LiveTimelineTests.next(&timeline, .status(status))
+            #expect(update.isHeadingStale, "\(status)")
+        }
+        let lost = try LiveTimelineTests.next(&timeline, .status(.fixLost))
+        #expect(!lost.isHeadingStale,
+                "a lost fix leaves a heading sensor reporting")
+    }
+
+    @Test func withoutAHeadingNothingIsHeadingStale() throws {
+        var timeline = LiveTimeline()
+        #expect(timeline.update(for: .headingSilence(true)) == nil)
+        let update = try LiveTimelineTests.next(&timeline, .status(.stale(silentFor: .seconds(5))))
+        #expect(update.heading == nil && !update.isHeadingStale)
+    }
+
+    // MARK: The manager
+
+    @Test func aHeadingIsAgedByItsReceiversClockAsAFixIs() throws {
+        let rig = ManagerRig()
+        rig.manager.startUpdatingLocation()
+        rig.source.send(.connected)
+        rig.clock.advance(by: .seconds(1))
+        rig.source.send(Location.sample(second: 1))   // the receiver's second 1 arrives now: no delay
+        // Its heading, of the same epoch (gpsd 3.22's ATT carries the TPV's time), 300 ms later.
+        rig.clock.advance(by: .milliseconds(300))
+        rig.source.send(.report(.attitude(Heading(trueHeading: 46.5, timestamp: NMEA.Track.time(1), device: "/dev/test"))))
+        // Within a microsecond: the clock's relation is kept in seconds as a Double.
+        func milliseconds(_ duration: Duration?) throws -> Double { try #require(duration) / .milliseconds(1) }
+        let heading = try #require(rig.manager.heading)
+        #expect(abs(try milliseconds(heading.arrival?.delay) - 300) < 1e-3)
+        rig.clock.advance(by: .milliseconds(200))
+        let snapshot = rig.manager.snapshot
+        #expect(abs(try milliseconds(snapshot.headingAge) - 500) < 1e-3)
+        #expect(try milliseconds(snapshot.locationAge) == 500)
+        // A heading without a time has an arrival, and no age.
+        rig.source.send(.report(.attitude(Heading(trueHeading: 50, device: "/dev/test"))))
+        let untimed = try #require(rig.manager.heading)
+        #expect(untimed.arrival != nil && untimed.arrival?.delay == nil && untimed.age == nil)
+        #expect(untimed == Heading(trueHeading: 50, device: "/dev/test"), "the arrival is not part of equality")
+        rig.manager.stopUpdatingLocation()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aTimelineSaysWhenHeadingsStopWhileFixesGoOn() async throws {
+        let rig = AsyncRig()
+        rig.gps.manager.staleTimeout = .seconds(5)
+        let updates = rig.gps.liveUpdates(bufferingPolicy: .unbounded)
+        await rig.source.waitForOpening()
+        rig.source.send(.connected)
+        // Second s's fix arrives at s - 1 s; headings come with the first two seconds' fixes only.
+        for second in 1...8 {
+            rig.source.send(Location.sample(second: second))
+            if second <= 2 {
+                rig.source.send(.report(.attitude(Heading(trueHeading: Double(second * 10), timestamp: NMEA.Track.time(second)))))
+            }
+            rig.managerClock.advance(by: .seconds(1))
+        }
+        rig.source.send(.report(.attitude(Heading(trueHeading: 90, timestamp: NMEA.Track.time(9)))))
+        var seen: [String] = []
+        for try await update in updates {
+            guard let heading = update.heading else { continue }
+            seen.append((update.isNewFix ? "fix " : "condition ") + "\(Int(heading.trueHeading))"
+                        + (update.isHeadingStale ? " stale" : ""))
+            if heading.trueHeading == 90 { break }
+        }
+        #expect(seen == [
+            "condition 10",   // headings start
+            "fix 10", "fix 20", "fix 20", "fix 20", "fix 20",
+            // The last heading came at 1 s: at 6 s, with fixes still coming, it is stale, until the next.
+            "condition 20 stale", "fix 20 stale", "fix 20 stale",
+            "condition 90",
+        ])
+    }
+}
