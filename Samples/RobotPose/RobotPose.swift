@@ -2,19 +2,19 @@ import ArgumentParser
 import Foundation
 import GPSDLocation
 import SampleSupport
-import Synchronization
 
 /// Publishes NavSatFix-style messages at a fixed rate (5 Hz by default) from whatever rate the receiver has
-/// (1 Hz, say), one NDJSON line each, from the library's live timeline (`liveUpdates()`). Each message says how
-/// old its fix is (how long ago the receiver measured it), which receiver it came from (gpsd's device, when known),
-/// the source's condition (`LocationStatus.name`), and whether it is the fix's first publication (`new`) or a
-/// `repeat`; a fix the timeline calls stale (fix lost, receiver gone, gpsd silent or away), or older than
-/// --stale-after, is never published as a position: the message is then `stale` (or `none` before any fix) with
-/// ROS's STATUS_NO_FIX. The first message after the source restarted (gpsd came back) says `"restarted":true`.
-/// Where gpsd reports a heading (a compass, a gyro or a second antenna: `headingUpdates()`), a position message
-/// carries the orientation too: the heading, and ROS's quaternion (x, y, z, w) of the yaw in its ENU frame (REP 103:
-/// 0 facing east, counter-clockwise), from a heading measured no longer than --stale-after from the fix; never
-/// from the course over ground.
+/// (1 Hz, say), one NDJSON line each. Each tick polls the manager's `snapshot`: one consistent reading of the
+/// newest fix and heading with their ages at that instant, the status and whether each is current, taken without a
+/// task hop; a live timeline (`liveUpdates()`) keeps gpsd's watch on meanwhile. Each message says how old its fix is
+/// (how long ago the receiver measured it), which receiver it came from (gpsd's device, when known), the source's
+/// condition (`LocationStatus.name`), and whether it is the fix's first publication (`new`) or a `repeat`; a fix the
+/// snapshot calls stale (fix lost, receiver gone, gpsd silent or away), or older than --stale-after, is never
+/// published as a position: the message is then `stale` (or `none` before any fix) with ROS's STATUS_NO_FIX. The
+/// first message after the source restarted (gpsd came back) says `"restarted":true`. Where gpsd reports a heading
+/// (a compass, a gyro or a second antenna), a position message carries the orientation too: the heading, and ROS's
+/// quaternion (x, y, z, w) of the yaw in its ENU frame (REP 103: 0 facing east, counter-clockwise), from a heading
+/// that is current and measured no longer than --stale-after from the fix; never from the course over ground.
 @main
 struct RobotPose: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Publish NavSatFix messages at a fixed rate.")
@@ -43,8 +43,6 @@ struct RobotPose: AsyncParsableCommand {
 
     func run() async throws {
         let gps = try source.makeManager()
-        let latest = NewestUpdate()
-        let heading = NewestHeading()
         let period = Duration.seconds(1 / rate)
         let stale = Duration.seconds(staleAfter)
         let limit = count
@@ -54,13 +52,8 @@ struct RobotPose: AsyncParsableCommand {
                 for await signal in signals { throw CleanExit.message("ended by \(signalName(signal))") }
             }
             group.addTask {
-                // The whole reading side: one timeline of fixes and conditions, gpsd's restarts included.
-                for try await update in gps.liveUpdates() { latest.set(update) }
-                throw CleanExit.message("the source ended")
-            }
-            group.addTask {
-                // Headings, where gpsd has any: every one, the publisher takes the newest.
-                for try await new in gps.headingUpdates(filter: nil) { heading.set(new) }
+                // Keeps gpsd's watch on, through its restarts, and ends with the source (a recording's end).
+                for try await _ in gps.liveUpdates() {}
                 throw CleanExit.message("the source ended")
             }
             group.addTask {
@@ -71,8 +64,7 @@ struct RobotPose: AsyncParsableCommand {
                     deadline = deadline.advanced(by: period)
                     if deadline < clock.now { deadline = clock.now }   // a late tick is not made up for: no bursts
                     try await clock.sleep(until: deadline)
-                    let (update, restarted) = latest.take()
-                    printLine(publisher.message(for: update, heading: heading.value, restarted: restarted))
+                    printLine(publisher.message(for: gps.manager.snapshot))
                 }
             }
             // Whichever ends first (the count reached, the source ended, a signal, an error) ends the others.
@@ -86,61 +78,40 @@ struct RobotPose: AsyncParsableCommand {
     }
 }
 
-/// The timeline's newest update, shared by the reading task and the publishing one, and whether the source
-/// restarted since the last message: an update says so only once, and the publisher may not sample that one.
-final class NewestUpdate: Sendable {
-    private let state = Mutex<(update: LocationUpdate?, restarted: Bool)>((nil, false))
-
-    func set(_ update: LocationUpdate) {
-        state.withLock { $0 = (update, $0.restarted || update.sourceRestarted) }
-    }
-
-    /// The newest update, and whether the source restarted since the last call.
-    func take() -> (update: LocationUpdate?, restarted: Bool) {
-        state.withLock { state in
-            defer { state.restarted = false }
-            return state
-        }
-    }
-}
-
-/// The newest heading, shared by the task that reads headings and the publishing one.
-final class NewestHeading: Sendable {
-    private let state = Mutex<Heading?>(nil)
-
-    func set(_ heading: Heading) { state.withLock { $0 = heading } }
-
-    var value: Heading? { state.withLock { $0 } }
-}
-
-/// Turns the newest update into the next message, remembering which epoch it published last. An epoch is one fix
+/// Turns the newest snapshot into the next message, remembering which epoch it published last. An epoch is one fix
 /// time of one receiver: gpsd may send it again, completed by a later sentence; that is the same fix, not a
 /// new one.
 struct Publisher {
     let staleAfter: Duration
     private(set) var sequence = 0
     private var published: (timestamp: Date, device: String?)?
+    /// The sessions connected as of the last message (``LocationSnapshot/connections``).
+    private var connections = 0
 
     init(staleAfter: Duration) { self.staleAfter = staleAfter }
 
-    mutating func message(for update: LocationUpdate?, heading: Heading? = nil, restarted: Bool = false) -> String {
+    mutating func message(for snapshot: LocationSnapshot) -> String {
         sequence += 1
         var fields: [(String, String)] = [
             ("seq", "\(sequence)"), ("published", JSONText.quoted(GPSDTime.string(from: .now) ?? "")),
         ]
-        if let update { fields.append(("condition", JSONText.quoted(update.status.name))) }
+        // A session connected since the last message, after an earlier one had: the source restarted.
+        let restarted = snapshot.connections > max(connections, 1)
+        connections = snapshot.connections
+        fields.append(("condition", JSONText.quoted(snapshot.status.name)))
         if restarted { fields.append(("restarted", "true")) }
-        guard let update, let fix = update.location else {
+        guard let fix = snapshot.location else {
             fields.append(("state", JSONText.quoted("none")))
             return object(fields + navSatFields(.noFix()))
         }
-        // How long ago the receiver measured it, in seconds to the millisecond, as published; unknown (null) is
-        // never fresh. Judged as published, so that a message never says 1.500 s and stale under --stale-after 1.5.
-        let age = fix.age.map { ($0 / .milliseconds(1)).rounded() / 1000 }
+        // How long before the snapshot the receiver measured it, in seconds to the millisecond, as published;
+        // unknown (null) is never fresh. Judged as published, so that a message never says 1.500 s and stale under
+        // --stale-after 1.5.
+        let age = snapshot.locationAge.map { ($0 / .milliseconds(1)).rounded() / 1000 }
         fields.append(("age", age.map { String(format: "%.3f", $0) } ?? "null"))
         // Whatever gpsd or a recording calls the receiver, escaped: a name can hold quotes or a terminal's commands.
         if let device = fix.device { fields.append(("device", JSONText.quoted(device))) }
-        guard !update.isStale, let age, age <= staleAfter / .seconds(1) else {
+        guard !snapshot.isStale, let age, age <= staleAfter / .seconds(1) else {
             fields.append(("state", JSONText.quoted("stale")))
             fields.append(("stamp", GPSDTime.string(from: fix.timestamp).map(JSONText.quoted) ?? "null"))
             return object(fields + navSatFields(.noFix(at: fix.timestamp)))
@@ -148,6 +119,7 @@ struct Publisher {
         let isNew = published.map { $0.timestamp != fix.timestamp || $0.device != fix.device } ?? true
         published = (fix.timestamp, fix.device)
         fields.append(("state", JSONText.quoted(isNew ? "new" : "repeat")))
+        let heading = snapshot.isHeadingStale ? nil : snapshot.heading
         return object(fields + navSatFields(NavSatFix(fix)) + orientationFields(heading, near: fix))
     }
 
