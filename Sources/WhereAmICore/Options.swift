@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import GPSDLocation
 
 /// Where fixes come from: a gpsd, or a recording.
@@ -24,6 +25,22 @@ struct ConnectionOptions: ParsableArguments {
     var speed: Double?
 
     var isReplay: Bool { replay != nil || demo }
+
+    /// Why the recording `--replay` names cannot be read (it does not exist, is a directory, may not be read),
+    /// or `nil`: asked before anything starts, so that the error comes before any status line, with the status
+    /// of a recording that cannot be read (66). Opened without blocking (a named pipe with no writer yet opens at
+    /// once) and closed again: the replay opens it itself.
+    func recordingProblem() -> String? {
+        guard let replay else { return nil }
+        let descriptor = open(replay, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return "cannot read recording \(replay): \(String(cString: strerror(errno)))" }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT != S_IFDIR else {
+            return "cannot read recording \(replay): \(String(cString: strerror(EISDIR)))"
+        }
+        return nil
+    }
 
     /// The slowest replay --speed takes.
     static let slowestSpeed = 0.001

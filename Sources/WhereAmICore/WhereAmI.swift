@@ -65,6 +65,10 @@ package struct WhereAmI: AsyncParsableCommand {
     mutating func run() async throws {
         // A reader that goes away (`whereami -f | head -1`) must end us through EPIPE, cleanly, not SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
+        if let problem = connection.recordingProblem() {
+            StatusReporter(quiet: true).fail(problem)
+            throw ExitCode(66)
+        }
         // The panel shows the status; a line on standard error would be written across it.
         let status = StatusReporter(quiet: output.quiet || request.watch)
         // A terminal that hangs up fails writes with EIO, racing the SIGHUP that comes with it: either way the

@@ -131,13 +131,22 @@ extension WhereAmIProcessTests {
             #expect(result.elapsed < .seconds(30), "a bound only a hang breaks: \(result.elapsed)")
         }
 
-        @Test("--replay of a file that does not exist exits 66 and names it", arguments: [[String](), ["--follow"]])
+        @Test("--replay of a file that does not exist exits 66 and names it, before any status line",
+              arguments: [[String](), ["--follow"], ["--sky"]])
         func replayMissingFile(options: [String]) async throws {
-            let result = try await whereami(options + ["--replay", "/nonexistent/recording.json", "-q"])
+            // Without -q: the error is the one line on standard error, with no "replaying" or "connecting" before it.
+            let result = try await whereami(options + ["--replay", "/nonexistent/recording.json"])
             #expect(result.status == 66 && !result.endedBySignal, "\(result)")
-            #expect(result.stderr.contains("/nonexistent/recording.json"), "\(result.stderr)")
-            #expect(result.stderr.contains("No such file"), "\(result.stderr)")
+            #expect(result.stderr == "whereami: cannot read recording /nonexistent/recording.json: No such file or directory\n",
+                    "the error alone: \(result.stderr)")
             #expect(result.stdout.isEmpty)
+        }
+
+        @Test("--replay of a directory exits 66 before any status line")
+        func replayDirectory() async throws {
+            let result = try await whereami("--replay", "/", "--follow")
+            #expect(result.status == 66 && !result.endedBySignal, "\(result)")
+            #expect(result.stderr == "whereami: cannot read recording /: Is a directory\n", "the error alone: \(result.stderr)")
         }
 
         @Test("--replay of a file without gpsd reports exits 66")
