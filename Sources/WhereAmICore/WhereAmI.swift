@@ -36,17 +36,7 @@ package struct WhereAmI: AsyncParsableCommand {
 
             SERVER is gpsd's address as gpsd's own clients take it: host[:port[:device]], an IPv6 \
             address in brackets; the default is localhost:2947. `whereami help` prints this help.
-
-            Exit status:
-              0   a fix (or with --sky the satellites) was printed (or a stream or a watch ended
-                  normally, or by SIGINT, SIGTERM or SIGHUP, or its terminal hung up)
-              64  bad usage (or --watch without a terminal on standard output)
-              66  the recording cannot be read or holds no gpsd reports
-              69  gpsd cannot be reached (a single fix)
-              74  standard output could not be written (or took nothing for 0.4 s after a signal)
-              75  no fix (with --sky, no satellites) before --timeout
-              76  gpsd answered with an error
-            """,
+            """ + "\n\n" + ExitStatus.helpText(width: ExitStatus.helpWidth),
         version: "0.1.0"
     )
 

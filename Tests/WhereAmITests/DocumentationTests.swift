@@ -1,6 +1,7 @@
 import Foundation
 import GPSDTestSupport
 import Testing
+@testable import WhereAmICore
 
 extension WhereAmIProcessTests {
     /// The man page and shell completions in Documentation/ (made by Scripts/generate-docs): what they say of
@@ -40,9 +41,11 @@ extension WhereAmIProcessTests {
             let info = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
             let command = try #require(info["command"] as? [String: Any])
             let discussion = try #require(command["discussion"] as? String)
-            for paragraph in discussion.components(separatedBy: "\n\n") {
+            // The exit statuses are the EXIT STATUS section's list instead (manPageExitStatus).
+            for paragraph in discussion.components(separatedBy: "\n\n") where !paragraph.hasPrefix(ExitStatus.heading) {
                 #expect(page.contains(paragraph), "the man page has: \(paragraph)")
             }
+            #expect(!page.contains(ExitStatus.heading), "no exit statuses filled into the description")
             let arguments = try #require(command["arguments"] as? [[String: Any]])
             let synopsis = Self.section("SYNOPSIS", of: page)
             for argument in arguments where argument["shouldDisplay"] as? Bool == true {
@@ -51,6 +54,16 @@ extension WhereAmIProcessTests {
                 guard let name = (argument["preferredName"] as? [String: Any])?["name"] as? String else { continue }
                 #expect(synopsis.contains { $0.hasPrefix(".Op Fl -\(name)") }, "--\(name) in \(synopsis)")
             }
+        }
+
+        @Test("the man page's EXIT STATUS lists every status and its meaning, as --help does")
+        func manPageExitStatus() throws {
+            let page = try Self.text("man/whereami.1")
+            let section = Self.section("\"EXIT STATUS\"", of: page)
+            var expected = [".Bl -tag -width 6n"]
+            for (status, meaning) in ExitStatus.all { expected += [".It Sy \(status)", meaning] }
+            expected.append(".El")
+            #expect(section == expected, "\(section)")
         }
 
         @Test("the completion scripts are the ones the built whereami generates", arguments: ["bash", "zsh", "fish"])

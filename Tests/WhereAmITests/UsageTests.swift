@@ -1,6 +1,7 @@
 import Foundation
 import GPSDTestSupport
 import Testing
+@testable import WhereAmICore
 
 extension WhereAmIProcessTests {
     /// Bad command lines: exit 64 and say what is wrong, before trying to reach gpsd.
@@ -59,6 +60,36 @@ extension WhereAmIProcessTests {
             #expect(result.stdout.isEmpty, "nothing on stdout: \(result.stdout)")
             #expect(result.stderr == "whereami: --watch draws on a terminal, and standard output is not one "
                     + "(--follow writes lines)\n", "\(result)")
+        }
+
+        @Test("--help lists every exit status on a line of its own, its meaning aligned, at any width",
+              arguments: [100, 80, 60])
+        func helpExitStatuses(columns: Int) async throws {
+            // argument-parser wraps --help to COLUMNS; bash sets it here as a user's shell or terminal would.
+            let help = try await CLIProcess.start(
+                ["-c", "COLUMNS=\(columns) \"$0\" --help", BuiltProduct.url("whereami").path],
+                executable: URL(fileURLWithPath: "/bin/bash")).finish(deadline: .seconds(30))
+            #expect(help.status == 0, "\(help)")
+            let lines = help.stdout.components(separatedBy: "\n")
+            let start = try #require(lines.firstIndex(of: "Exit status:"), "\(help.stdout)")
+            let block = lines[(start + 1)...].prefix { !$0.isEmpty }
+            #expect(block.allSatisfy { $0.count < columns }, "fits \(columns) columns: \(block)")
+            // Each status starts a line; the lines after it, up to the next, are its meaning, under its first word.
+            var read: [(status: String, meaning: String)] = []
+            for line in block {
+                if let entry = line.wholeMatch(of: #/  (\S+) +(.*)/#), !line.hasPrefix("   ") {
+                    #expect(line.firstRange(of: entry.2)?.lowerBound == line.index(line.startIndex, offsetBy: 9),
+                            "the meaning in the tenth column: \(line)")
+                    read.append((String(entry.1), String(entry.2)))
+                } else {
+                    #expect(line.hasPrefix(String(repeating: " ", count: 9)) && line.dropFirst(9).first != " ",
+                            "a meaning goes on under its first word: \(line)")
+                    try #require(!read.isEmpty, "\(block)")
+                    read[read.count - 1].meaning += " " + line.trimmingCharacters(in: .whitespaces)
+                }
+            }
+            #expect(read.map(\.status) == ["0", "1", "64", "66", "69", "74", "75", "76", "128+n"], "\(block)")
+            #expect(read.map(\.meaning) == ExitStatus.all.map(\.meaning), "\(block)")
         }
 
         @Test("--help and --version exit 0 on stdout")
