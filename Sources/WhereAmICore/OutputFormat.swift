@@ -21,8 +21,61 @@ enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
 /// Turns fixes into text. `header` comes before the first fix, `footer` closes the document.
 protocol LocationWriter: Sendable {
     var header: String { get }
-    mutating func record(_ location: Location) -> String
+    /// The record of `location`, with what `context` knows beside it (its age and the heading as it is written).
+    mutating func record(_ location: Location, _ context: RecordContext) -> String
     var footer: String { get }
+}
+
+extension LocationWriter {
+    /// The record of `location` alone: no age, no heading.
+    mutating func record(_ location: Location) -> String { record(location, RecordContext()) }
+}
+
+/// What whereami writes beside a fix's own values (JSON, CSV and GeoJSON's properties; documented in
+/// JSONSchema.md): how old the fix is as its record is made, and the heading then, if one of the fix's time is
+/// known.
+struct RecordContext: Sendable, Equatable {
+    /// ``Location/age`` as the record is made; `nil` when the manager cannot tell it.
+    var age: Duration?
+    /// The newest heading gpsd reported, if it is of the fix's time (``init(fix:heading:window:)``).
+    var heading: Heading?
+
+    init(age: Duration? = nil, heading: Heading? = nil) {
+        self.age = age
+        self.heading = heading
+    }
+
+    /// The context of `fix`'s record made now: the fix's age now, and `heading` if its time is within `window` of
+    /// the fix's, before or after (a heading sensor's report comes beside its epoch's fix, not with it). A heading
+    /// without a time, or one further from the fix, is not the fix's: it is left out rather than passed off as
+    /// current.
+    init(fix: Location, heading: Heading?, window: Duration) {
+        age = fix.age
+        let seconds = Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18
+        if let heading, let time = heading.timestamp, abs(time.timeIntervalSince(fix.timestamp)) <= seconds {
+            self.heading = heading
+        }
+    }
+
+    /// The members whereami adds to a fix's JSON object, in order, each a key and its value as JSON text: `age` in
+    /// seconds (to the millisecond), `heading` and `magneticHeading` in degrees; those not known are left out.
+    var jsonFields: [(key: String, value: String)] {
+        var fields: [(key: String, value: String)] = []
+        if let age = ageSeconds { fields.append(("age", JSONText.number(age))) }
+        if let heading, heading.trueHeading.isFinite {
+            fields.append(("heading", JSONText.number(heading.trueHeading)))
+            if let magnetic = heading.magneticHeading, magnetic.isFinite {
+                fields.append(("magneticHeading", JSONText.number(magnetic)))
+            }
+        }
+        return fields
+    }
+
+    /// The age in seconds, rounded to the millisecond.
+    var ageSeconds: Double? {
+        guard let age else { return nil }
+        return (age / .milliseconds(1)).rounded() / 1000
+    }
 }
 
 // MARK: - Field formatting shared by the writers
@@ -82,7 +135,7 @@ struct TextWriter: LocationWriter {
     var header: String { "" }
     var footer: String { "" }
 
-    mutating func record(_ location: Location) -> String {
+    mutating func record(_ location: Location, _ context: RecordContext) -> String {
         streaming ? line(location) : block(location)
     }
 
@@ -115,32 +168,51 @@ struct TextWriter: LocationWriter {
     }
 }
 
-/// NDJSON: one JSON object per fix, per line.
+/// NDJSON: one JSON object per fix, per line: ``Location/jsonText``, then whereami's own members
+/// (``RecordContext/jsonFields``).
 struct JSONLinesWriter: LocationWriter {
     var header: String { "" }
     var footer: String { "" }
-    mutating func record(_ location: Location) -> String {
-        location.jsonText + "\n"
+    mutating func record(_ location: Location, _ context: RecordContext) -> String {
+        let extra = context.jsonFields
+        guard !extra.isEmpty else { return location.jsonText + "\n" }
+        var line = location.jsonText
+        line.removeLast()   // the object's "}"
+        for (key, value) in extra { line += "," + JSONText.quoted(key) + ":" + value }
+        return line + "}\n"
     }
 }
 
 /// CSV with a header row; absent values are empty cells.
+///
+/// The columns are always the same, in the same order: the first fifteen as whereami has always written them,
+/// then the rest of the JSON object's members (``Location/jsonText``) in its order, then whereami's own (`age`,
+/// `heading`, `magneticHeading`). A column is never moved or removed; new ones go at the end.
 struct CSVWriter: LocationWriter {
     static let columns = ["timestamp", "latitude", "longitude", "altitude", "ellipsoidalAltitude",
                           "horizontalAccuracy", "verticalAccuracy", "speed", "speedAccuracy", "course",
-                          "courseAccuracy", "climb", "fix", "status", "device"]
+                          "courseAccuracy", "climb", "fix", "status", "device",
+                          "latitudeAccuracy", "longitudeAccuracy",
+                          "latitudeDeviation", "longitudeDeviation", "altitudeDeviation",
+                          "baselineEast", "baselineNorth", "baselineUp", "baselineLength", "baselineCourse",
+                          "age", "heading", "magneticHeading"]
     var header: String { Self.columns.joined(separator: ",") + "\n" }
     var footer: String { "" }
 
-    mutating func record(_ l: Location) -> String {
-        let values: [String?] = [
-            Field.timestamp(l.timestamp), Field.number(l.coordinate.latitude), Field.number(l.coordinate.longitude),
-            l.altitude.map(Field.number), l.ellipsoidalAltitude.map(Field.number),
-            l.horizontalAccuracy.map(Field.number), l.verticalAccuracy.map(Field.number), l.speed.map(Field.number),
-            l.speedAccuracy.map(Field.number), l.course.map(Field.number), l.courseAccuracy.map(Field.number),
-            l.climb.map(Field.number), l.fix.rawValue, l.status.rawValue, l.device.map(Field.printable),
+    mutating func record(_ l: Location, _ context: RecordContext) -> String {
+        // A number as JSON writes it; empty where JSON leaves it out: unknown, or not finite (none from gpsd is).
+        func n(_ value: Double?) -> String? { value.flatMap { $0.isFinite ? Field.number($0) : nil } }
+        let cells: [String?] = [
+            Field.timestamp(l.timestamp), n(l.coordinate.latitude), n(l.coordinate.longitude),
+            n(l.altitude), n(l.ellipsoidalAltitude), n(l.horizontalAccuracy), n(l.verticalAccuracy), n(l.speed),
+            n(l.speedAccuracy), n(l.course), n(l.courseAccuracy), n(l.climb),
+            l.fix.rawValue, l.status.rawValue, l.device.map(Field.printable),
+            n(l.latitudeAccuracy), n(l.longitudeAccuracy),
+            n(l.deviation?.latitude), n(l.deviation?.longitude), n(l.deviation?.altitude),
+            n(l.baseline?.east), n(l.baseline?.north), n(l.baseline?.up), n(l.baseline?.length), n(l.baseline?.course),
+            n(context.ageSeconds), n(context.heading?.trueHeading), n(context.heading?.magneticHeading),
         ]
-        return values.map { Self.cell($0 ?? "") }.joined(separator: ",") + "\n"
+        return cells.map { Self.cell($0 ?? "") }.joined(separator: ",") + "\n"
     }
 
     static func cell(_ text: String) -> String {
@@ -159,13 +231,13 @@ struct GeoJSONWriter: LocationWriter {
     var header: String { "{\"type\":\"FeatureCollection\",\"features\":[\n" }
     var footer: String { "]}\n" }
 
-    mutating func record(_ l: Location) -> String {
+    mutating func record(_ l: Location, _ context: RecordContext) -> String {
         defer { count += 1 }
         var position = [Field.number(l.coordinate.longitude), Field.number(l.coordinate.latitude)]
         if let height = l.ellipsoidalAltitude { position.append(Field.number(height)) }
         let feature = "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":["
             + position.joined(separator: ",") + "]},\"properties\":"
-            + Field.jsonObject(Field.properties(of: l, includeCoordinate: false)) + "}"
+            + Field.jsonObject(Field.properties(of: l, includeCoordinate: false) + context.jsonFields) + "}"
         return (count == 0 ? "" : ",\n") + feature
     }
 }
@@ -182,7 +254,7 @@ struct GPXWriter: LocationWriter {
     }
     var footer: String { "</trkseg></trk>\n</gpx>\n" }
 
-    mutating func record(_ l: Location) -> String {
+    mutating func record(_ l: Location, _ context: RecordContext) -> String {
         var point = "<trkpt lat=\"\(Field.number(l.coordinate.latitude))\" lon=\"\(Field.number(l.coordinate.longitude))\">"
         if let altitude = l.altitude { point += "<ele>\(Field.number(altitude))</ele>" }
         if let timestamp = Field.timestamp(l.timestamp) { point += "<time>\(timestamp)</time>" }

@@ -50,10 +50,13 @@ final class StreamPrinter: Sendable {
     /// Whether standard output must be asked before a write (anything but a regular file).
     private let asksFirst: Bool
     private let tell: @Sendable (Event) -> Void
+    /// What a fix's record carries beside it, asked as the record is made (its age then, the heading then).
+    private let context: @Sendable (Location) -> RecordContext
     private let backlogQueue = DispatchQueue(label: "whereami.stdout")
 
     init(
         writer: any LocationWriter, output: Output, count: Int?, interval: Double?, canWait: Bool,
+        context: @escaping @Sendable (Location) -> RecordContext = { _ in RecordContext() },
         tell: @escaping @Sendable (Event) -> Void
     ) {
         state = Mutex(State(writer: writer))
@@ -62,6 +65,7 @@ final class StreamPrinter: Sendable {
         self.interval = interval
         self.canWait = canWait
         self.tell = tell
+        self.context = context
         var status = stat()
         asksFirst = fstat(STDOUT_FILENO, &status) != 0 || status.st_mode & S_IFMT != S_IFREG
     }
@@ -76,6 +80,8 @@ final class StreamPrinter: Sendable {
     /// record now, or leaves it for the writer of the backlog.
     func print(_ fix: Location) {
         let takesItNow = canWait || outputTakesItNow()
+        // Asked before the printer's lock is taken (it reads the manager's heading); used if written now.
+        let context = takesItNow ? self.context(fix) : RecordContext()
         var (first, last) = (false, false)
         let step = state.withLock { state -> Step in
             guard !state.stopped else { return .none }
@@ -87,7 +93,7 @@ final class StreamPrinter: Sendable {
             state.printed += 1
             (first, last) = (state.printed == 1, count.map { state.printed >= $0 } ?? false)
             if last { state.stopped = true }
-            guard state.draining || !takesItNow else { return .write(state.writer.record(fix)) }
+            guard state.draining || !takesItNow else { return .write(state.writer.record(fix, context)) }
             state.backlog.append(fix)
             if state.backlog.count > Self.backlogLimit {
                 state.backlog.removeFirst()
@@ -143,23 +149,28 @@ final class StreamPrinter: Sendable {
     }
 
     /// The writer of the backlog, on a queue of its own: writes what waits, oldest first, until nothing does. It
-    /// stops under the lock that finds nothing waiting, so a fix queued later starts it again.
+    /// stops under the lock that finds nothing waiting, so a fix queued later starts it again. The records are made
+    /// as they are written, each with its context then (its fix's age as it is written); fixes queued meanwhile
+    /// wait for the next round, since the writer is at work (``State/draining``).
     private func writeBacklog() {
         while true {
-            let next = state.withLock { state -> (text: String?, finished: [CheckedContinuation<Void, Never>]) in
+            let next = state.withLock { state -> (fixes: [Location], finished: [CheckedContinuation<Void, Never>]) in
                 guard !state.backlog.isEmpty, state.failure == nil else {
                     defer { (state.draining, state.backlog, state.drained) = (false, [], []) }
-                    return (nil, state.drained)
+                    return ([], state.drained)
                 }
-                let fixes = state.backlog
-                state.backlog = []
-                var text = ""
-                for fix in fixes { text += state.writer.record(fix) }
-                return (text, [])
+                defer { state.backlog = [] }
+                return (state.backlog, [])
             }
-            guard let text = next.text else {
+            guard !next.fixes.isEmpty else {
                 for continuation in next.finished { continuation.resume() }
                 return
+            }
+            let contexts = next.fixes.map(context)
+            let text = state.withLock { state in
+                var text = ""
+                for (fix, context) in zip(next.fixes, contexts) { text += state.writer.record(fix, context) }
+                return text
             }
             write(text)
         }

@@ -37,9 +37,12 @@ extension WhereAmI {
         status.say("waiting for fixes" + (timeout.isUnlimited ? "" : " (first within \(timeout) s)"))
 
         let (events, sink) = AsyncStream.makeStream(of: StreamEvent.self)
+        // Each record carries the fix's age as it is written, and the heading of its time if gpsd reported one.
+        let manager = gps.manager, window = manager.staleTimeout
         let printer = StreamPrinter(
             writer: writer, output: output, count: request.count, interval: request.interval,
-            canWait: connection.isReplay
+            canWait: connection.isReplay,
+            context: { RecordContext(fix: $0, heading: manager.heading, window: window) }
         ) { event in
             sink.yield(event == .firstFix ? .firstFix : .stopped)
         }

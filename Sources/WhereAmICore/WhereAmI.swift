@@ -145,7 +145,8 @@ package struct WhereAmI: AsyncParsableCommand {
             timeout: timeout.duration, maximumAge: request.maxAge?.duration,
             desiredAccuracy: request.accuracy)
         var writer = self.output.format.makeWriter(streaming: false)
-        try output.write(writer.header + writer.record(fix) + writer.footer)
+        let context = RecordContext(fix: fix, heading: gps.manager.heading, window: gps.manager.staleTimeout)
+        try output.write(writer.header + writer.record(fix, context) + writer.footer)
     }
 
     static func exitStatus(for error: LocationError) -> Int32 {

@@ -10,15 +10,13 @@ import FoundationXML
 enum Formats {
     /// The field names of `--format json`, as the README documents them (the library's `Location` names).
     /// The keys of Sources/GPSDLocation/Docs.docc/JSONSchema.md.
-    static let jsonFields: Set<String> = [
-        "latitude", "longitude", "altitude", "ellipsoidalAltitude", "horizontalAccuracy", "verticalAccuracy",
-        "latitudeAccuracy", "longitudeAccuracy", "latitudeDeviation", "longitudeDeviation", "altitudeDeviation",
-        "speed", "speedAccuracy", "course", "courseAccuracy", "climb", "timestamp", "fix", "status", "device",
-    ]
+    /// With whereami's own members (`age`, `heading`, `magneticHeading`), documented there too.
+    static let jsonFields: Set<String> = numericFields.union(stringFields)
     static let numericFields: Set<String> = [
         "latitude", "longitude", "altitude", "ellipsoidalAltitude", "horizontalAccuracy", "verticalAccuracy",
         "latitudeAccuracy", "longitudeAccuracy", "latitudeDeviation", "longitudeDeviation", "altitudeDeviation",
-        "speed", "speedAccuracy", "course", "courseAccuracy", "climb",
+        "baselineEast", "baselineNorth", "baselineUp", "baselineLength", "baselineCourse",
+        "speed", "speedAccuracy", "course", "courseAccuracy", "climb", "age", "heading", "magneticHeading",
     ]
     static let stringFields: Set<String> = ["timestamp", "fix", "status", "device"]
 
