@@ -37,8 +37,13 @@ struct StatusTracker {
         return set(.stopped)
     }
 
-    /// No report for `duration`.
+    /// No report for `duration`. A receiver gone, or none at all, keeps its status: gpsd has nothing to report
+    /// then, and the silence is what it says, not news; it lasts until a receiver reports again.
     mutating func stale(for duration: Duration) -> LocationStatus? {
+        switch base {
+        case .deviceGone, .noDevice: return nil
+        default: break
+        }
         guard silence == nil else { return nil }
         silence = duration
         return current

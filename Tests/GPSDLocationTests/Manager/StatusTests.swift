@@ -89,6 +89,31 @@ struct StatusTests: ManagerTesting {
         #expect(manager.status == .fix(.threeDimensional, .gps))
     }
 
+    @Test("receiver gone stays until a receiver reports again: gpsd's silence then is not news")
+    func aReceiverGoneStaysGoneThroughTheSilence() {
+        manager.staleTimeout = .seconds(5)
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        source.send(Location.sample(second: 1))
+        source.send(.report(.device(path: "/dev/ttyUSB0", active: false)))
+        clock.advance(by: .seconds(60))
+        #expect(manager.status == .deviceGone(device: "/dev/ttyUSB0"), "not `no report for 5 s`")
+        source.send(.report(.device(path: "/dev/ttyUSB0", active: true)))
+        #expect(manager.status == .waitingForFix(satellites: nil))
+        clock.advance(by: .seconds(5))
+        #expect(manager.status == .stale(silentFor: .seconds(5)), "a receiver that is there and silent is stale")
+        drain()
+        #expect(delegate.statuses.map(\.name) == ["connecting", "connected", "fix", "deviceGone", "waitingForFix", "stale"])
+    }
+
+    @Test func gpsdWithoutAReceiverStaysSoThroughTheSilence() {
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        source.send(.report(.devices(count: 0)))
+        clock.advance(by: .seconds(60))
+        #expect(manager.status == .noDevice)
+    }
+
     @Test func silenceMakesTheStatusStaleAndAnyReportEndsIt() {
         manager.staleTimeout = .seconds(5)
         manager.startUpdatingLocation()

@@ -27,4 +27,16 @@ struct StatusTrackerTests {
         #expect(tracker.fix(.sample(second: 4)) == .fix(fix.fix, fix.status))
         #expect(tracker.current == .fix(fix.fix, fix.status))
     }
+
+    @Test func aReceiverGoneOrNoneIsNotMadeStaleBySilence() {
+        var tracker = StatusTracker()
+        _ = tracker.connected()
+        #expect(tracker.device("/dev/ttyUSB0", active: false) == .deviceGone(device: "/dev/ttyUSB0"))
+        #expect(tracker.stale(for: .seconds(5)) == nil)
+        #expect(tracker.current == .deviceGone(device: "/dev/ttyUSB0"))
+        #expect(tracker.devices(count: 0) == .noDevice)
+        #expect(tracker.stale(for: .seconds(5)) == nil)
+        #expect(tracker.device("/dev/ttyUSB0", active: true) == .waitingForFix(satellites: nil))
+        #expect(tracker.stale(for: .seconds(5)) == .stale(silentFor: .seconds(5)))
+    }
 }
