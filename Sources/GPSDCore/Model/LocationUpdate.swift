@@ -16,7 +16,10 @@ public struct LocationUpdate: Sendable, Hashable {
     /// The newest fix that passed the timeline's filters, `nil` until one has; an update of a changed condition
     /// carries the last one (see ``isStale``). Its ``Location/age`` says how long ago the receiver measured it.
     public var location: Location?
-    /// Whether this update brings a fix just received (else a condition changed).
+    /// Whether this update brings the first fix of a receiver epoch: true once an epoch. Else a condition changed,
+    /// or a later report of the epoch completed it (gpsd sends a report per sentence of the receiver's cycle, the
+    /// GGA adding the altitude to the RMC's fix, say): ``location`` is then that epoch's more complete record, its
+    /// time unchanged.
     public var isNewFix: Bool
     /// The manager's status when the update was made.
     public var status: LocationStatus

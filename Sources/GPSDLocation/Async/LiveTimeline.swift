@@ -23,11 +23,14 @@ struct LiveTimeline {
         var restarted = false
         switch event {
         case .location(let fix):
+            // A later report of the epoch held (gpsd's next sentence adding the altitude, say) completes it: the
+            // location is updated, as the same epoch.
+            let newEpoch = location.map { $0.timestamp != fix.timestamp || $0.device != fix.device } ?? true
             location = fix
             isCurrent = true
             rejection = nil
             _ = stationary.update(with: fix)
-            return make(isNewFix: true, restarted: false)
+            return make(isNewFix: newEpoch, restarted: false)
         case .rejected(let new):
             rejection = new
         case .rejectionEnded:

@@ -50,10 +50,13 @@ extension LocationManagerStateMachine {
         _ id: SubscriptionID, _ request: SubscriptionRequest, _ consumer: any SubscriptionConsumer
     ) -> Decision? {
         guard subscriptions.subscribe(id, request, consumer, sawConnection: session.isConnected) else { return nil }
-        // A timeline starts with the status now, before whatever subscribing changes.
+        // A timeline starts with the status it is in once subscribed: the session its subscription opens
+        // (`connecting`, told to every timeline), or the status now if subscribing changes none; never the
+        // `stopped` of before anything ran.
         var decision = Decision()
-        decision.notifications.add(subscriptions.tellStatus(status.current, only: id))
+        let before = status.current
         demandChanged(into: &decision)
+        if status.current == before { decision.notifications.add(subscriptions.tellStatus(status.current, only: id)) }
         // A request that takes gpsd's held fix asks for it now if a session is open; one opening asks then.
         if request.maximumAge != nil, let open = session.openSession { decision.heldFixRequest = open }
         return decision

@@ -41,6 +41,26 @@ struct LiveTimelineTests {
         #expect(!status.isNewFix && status.location == Self.fix(1) && !status.locationUnavailable && !status.isStale)
     }
 
+    @Test("isNewFix is true once an epoch: a later report that completes it updates the location, as the same epoch")
+    func aLaterReportOfTheEpochIsNotANewFix() throws {
+        var timeline = LiveTimeline()
+        _ = timeline.update(for: .status(.fix(.twoDimensional, .gps)))
+        var first = Self.fix(1)
+        first.fix = .twoDimensional
+        first.altitude = nil
+        let early = try Self.next(&timeline, .location(first))
+        var completed = first
+        completed.fix = .threeDimensional
+        completed.altitude = 34
+        let later = try Self.next(&timeline, .location(completed))
+        let next = try Self.next(&timeline, .location(Self.fix(2)))
+        #expect([early.isNewFix, later.isNewFix, next.isNewFix] == [true, false, true])
+        #expect(later.location == completed, "the epoch's most complete record is the location")
+        var otherReceiver = Self.fix(2)
+        otherReceiver.device = "/dev/other"
+        #expect(try Self.next(&timeline, .location(otherReceiver)).isNewFix, "another receiver's epoch is its own")
+    }
+
     @Test func aLostFixLeavesTheLastLocationStaleAndUnavailable() throws {
         var timeline = LiveTimeline()
         _ = timeline.update(for: .status(.fix(.threeDimensional, .gps)))
@@ -150,13 +170,33 @@ struct AsyncLiveUpdatesTests {
             if update.isStale { line += " stale" }
             if update.sourceRestarted { line += " restarted" }
             seen.append(line)
-            if seen.count == 12 { break }
+            if seen.count == 11 { break }
         }
         #expect(seen == [
-            // The status says fixes are coming, then the fix that says it comes, as decided.
-            "stopped", "connecting", "connected", "connected", "fix", "fix 1", "fixLost stale", "reconnecting stale",
+            // It starts with the session it opens, never `stopped`; the status says fixes are coming, then the
+            // fix that says it comes, as decided.
+            "connecting", "connected", "connected", "fix", "fix 1", "fixLost stale", "reconnecting stale",
             "connecting stale", "connected stale restarted", "fix stale", "fix 5",
         ])
+    }
+
+    @Test("a timeline starts with the status it is in: the session it opens, or the one running")
+    func aTimelineStartsWithTheStatusItIsIn() async throws {
+        let rig = AsyncRig()
+        let first = rig.gps.liveUpdates()
+        await rig.source.waitForOpening()
+        rig.source.send(.connected)
+        rig.source.send(.report(.device(path: "/dev/test", active: false)))
+        let second = rig.gps.liveUpdates()
+        var firstStatuses: [LocationStatus] = []
+        for try await update in first {
+            firstStatuses.append(update.status)
+            if firstStatuses.count == 3 { break }
+        }
+        #expect(firstStatuses == [.connecting(attempt: 1), .connected(gpsdVersion: nil), .deviceGone(device: "/dev/test")])
+        var iterator = second.makeAsyncIterator()
+        let start = try await iterator.next()
+        #expect(start?.status == .deviceGone(device: "/dev/test") && start?.isNewFix == false)
     }
 
     @Test func aTimelineFilteredToSilenceIsToldWhyOnce() async throws {
