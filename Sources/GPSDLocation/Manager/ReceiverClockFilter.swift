@@ -5,70 +5,184 @@ import GPSDCore
 ///
 /// A fix carries the receiver's time, and its arrival has a monotonic time; their difference, the *offset*, is
 /// the distance between the two clocks plus whatever held the fix on its way (the serial line, gpsd, a gpsd that
-/// stalled, this process). The least-delayed fix is the best evidence of the distance itself, as in NTP's clock
-/// filter (RFC 5905 §10): the smallest offset of the recent fixes is taken as the offset of a fix that came with
-/// no delay, and each fix's delay is its offset minus that one. So a backlog of fixes that arrives in one burst
-/// after a stall gets each its own delay, however the fixes were bunched, and the wall clock plays no part: a
-/// system clock years off (a computer without a real-time clock, before NTP) changes nothing.
+/// stalled, this process). The distance itself changes at the rate the receiver's clock runs against the
+/// monotonic clock: a real receiver's by its drift (parts per million), a simulator's or a replay's by whatever
+/// pace it keeps, 20 % slow, say. So the filter learns a line, offset against receiver time, from the
+/// least-delayed fixes of the recent ones, as NTP's clock filter (RFC 5905 §10) takes the least-delayed sample and
+/// chrony's regression (`regress.c`) fits the rate too; each fix's delay is how far its offset lies above the
+/// line. The wall clock plays no part: a system clock years off (a computer without a real-time clock, before
+/// NTP) changes nothing.
+///
+/// The line is the *lower edge* of the evidence, never a fit through it: a delay only ever adds to an offset, so
+/// the fixes that came with no delay lie lowest. The evidence is the least-delayed fix of each ``bucketWidth``
+/// of receiver time over the last ``window`` of it (by the line so far), and the fix just arrived. Their lower
+/// convex hull is a chain of lines, each under every point; the filter takes the one under the centre of the
+/// evidence before the fix just arrived: of all the lines under every point, the one highest on average over the
+/// evidence, as a linear program would choose it. In finding that centre, each stretch between two fixes weighs
+/// its receiver time, less as its fixes arrived faster or slower than one monotonic second a receiver second, so
+/// a backlog's fixes, which gpsd sends in one burst after a stall, weigh almost nothing, nor does the stretch
+/// across the stall. A backlog lies above the line before it (each of its fixes arrived later than its time
+/// says), so it cannot bend the line, and each fix of it gets its own delay, however the fixes were bunched.
+/// The estimate does not depend on the clock's rate: shearing all the offsets by a rate changes neither which
+/// fixes lie lowest nor the weights.
 ///
 /// Limits:
 /// - The delay counts from when the fix would have arrived with the least delay seen, not from the instant the
 ///   receiver measured it: the receiver's computation and its serial line's constant latency are not counted.
-/// - Recent means the last ``window`` of receiver time: a receiver clock that drifts against the monotonic clock
-///   shifts the estimate by at most its drift over the window (32 s at 500 ppm, the most NTP slews: 16 ms).
-///   A backlog longer than the window loses the evidence from before it, and its later fixes seem younger.
+/// - The rate needs evidence: until the window holds fixes of two buckets before the one just arrived, the line
+///   has the rate learned before (at first, the monotonic clock's own), through the lowest point. So a backlog
+///   can be told from a slower clock only once two fixes came before it; with one, its fixes are judged against
+///   it at the rate learned before.
+/// - A rate the line would give beyond ``plausibleRates`` (a burst's fixes, all arriving at once, with nothing
+///   older left in the window) is not believed: the rate learned before is kept.
+/// - A backlog longer than the window loses the evidence from before it, and its later fixes seem younger.
 /// - A receiver whose time steps back (a replay starting over, a receiver's glitch) starts the estimate afresh:
-///   its first fix afterwards counts as undelayed.
+///   its first fix afterwards counts as undelayed. The rate learned is kept, as the same clock's.
 /// - Fixes from gpsd's POLL reply (held, of unknown delay) are judged by it but teach it nothing.
 ///
-/// A value, one per receiver: ``EpochAssembly`` keeps them.
+/// A value, one per receiver: ``EpochAssembly`` keeps them. The work per fix is a pass over the buckets, without
+/// allocating once they have grown to the window.
 struct ReceiverClockFilter: Equatable {
     /// How much receiver time the evidence spans: 32 s.
     static let window = 32.0
-    /// Each bucket keeps the smallest offset of 4 s of receiver time, so the evidence is a few numbers.
-    static let bucketWidth = 4.0
+    /// Each bucket keeps the least-delayed fix of 1 s of receiver time: the evidence is at most 33 points.
+    static let bucketWidth = 1.0
+    /// Monotonic seconds a receiver second can take: a simulator 8 times faster than real time, or 20 times slower,
+    /// at most. A line outside it is not a clock's: the edge from a burst's last fix to the first live one, say.
+    static let plausibleRates = (1.0 / 8)...20
 
-    /// The smallest offset (arrival seconds minus receiver seconds) of each bucket of receiver time, oldest first.
-    private(set) var buckets: [(bucket: Int64, offset: Double)] = []
+    /// A fix as evidence: its receiver time, in seconds since 1970, and its offset, arrival monotonic seconds
+    /// minus receiver seconds.
+    struct Point: Equatable {
+        var time: Double
+        var offset: Double
+    }
+
+    /// The least-delayed fix of one bucket of receiver time, by the line when it came.
+    struct Bucket: Equatable {
+        var index: Int64
+        var point: Point
+    }
+
+    /// The offset an undelayed fix has at each receiver time: `offset` at `time`, changing by `slope` a receiver
+    /// second (the receiver clock's rate against the monotonic clock, minus one).
+    struct Line: Equatable {
+        var time: Double
+        var offset: Double
+        var slope: Double
+
+        func offset(at time: Double) -> Double { offset + slope * (time - self.time) }
+        /// Monotonic seconds a receiver second takes.
+        var rate: Double { 1 + slope }
+    }
+
+    /// The buckets of the window, oldest first.
+    private(set) var buckets: [Bucket] = []
     /// The newest receiver time seen, in seconds since 1970.
     private var newest: Double?
-
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.newest == rhs.newest && lhs.buckets.elementsEqual(rhs.buckets) { $0 == $1 }
-    }
+    /// The estimate after the newest live fix; `nil` before the first (or since the time stepped back).
+    private(set) var line: Line?
+    /// The slope learned: what a line is drawn with when the evidence cannot give one.
+    private var slope = 0.0
 
     /// A fix the receiver just reported, of receiver time `time`, that arrived at monotonic time `arrival`:
     /// learns from it, and returns how long before arriving it was measured (zero for the least delayed).
     mutating func delay(ofLiveFixAt time: Date, arrivedAt arrival: Duration) -> Duration {
-        let seconds = time.timeIntervalSince1970
-        let offset = arrival.timeInterval - seconds
-        if let newest, seconds < newest { buckets.removeAll() }   // the receiver's time stepped back
-        newest = seconds
-        let bucket = Int64((seconds / Self.bucketWidth).rounded(.down))
-        if let last = buckets.last, last.bucket == bucket {
-            buckets[buckets.count - 1].offset = min(last.offset, offset)
+        let fix = Point(time: time.timeIntervalSince1970, offset: arrival.timeInterval - time.timeIntervalSince1970)
+        if let newest, fix.time < newest {   // the receiver's time stepped back
+            buckets.removeAll(keepingCapacity: true)
+            line = nil
+        }
+        newest = fix.time
+        // Into its bucket, if it is the least delayed of it by the line so far.
+        let index = Int64((fix.time / Self.bucketWidth).rounded(.down))
+        let isInBuckets: Bool
+        if let last = buckets.last, last.index == index {
+            isInBuckets = fix.offset - last.point.offset < slope * (fix.time - last.point.time)
+            if isInBuckets { buckets[buckets.count - 1].point = fix }
         } else {
-            buckets.append((bucket, offset))
+            buckets.append(Bucket(index: index, point: fix))
+            isInBuckets = true
         }
         // Buckets wholly older than the window go; the newest stays whatever it holds.
-        let oldestKept = Int64(((seconds - Self.window) / Self.bucketWidth).rounded(.down))
-        if let first = buckets.firstIndex(where: { $0.bucket >= oldestKept }), first > 0 {
+        let oldestKept = Int64(((fix.time - Self.window) / Self.bucketWidth).rounded(.down))
+        if let first = buckets.firstIndex(where: { $0.index >= oldestKept }), first > 0 {
             buckets.removeFirst(first)
         }
-        return Self.seconds(offset - smallestOffset!)
+        // The fix is a point of its own when it is not its bucket's, unless an earlier report of its second is.
+        let extra = !isInBuckets && fix.time > buckets[buckets.count - 1].point.time ? fix : nil
+        let older = isInBuckets ? buckets.count - 1 : buckets.count   // points besides the fix just arrived
+        let estimate = (older >= 2 ? lowerEdge(extra: extra, older: older) : nil)
+            ?? lowest(slope: slope, at: fix.time, extra: extra)
+        line = estimate
+        slope = estimate.slope
+        return Self.seconds(fix.offset - estimate.offset(at: fix.time))
     }
 
     /// A fix gpsd held (from a POLL reply), of receiver time `time`, arriving at `arrival`: how long before arriving
     /// it was measured, by the evidence of the receiver's live fixes; `nil` when there is none (no live fix yet,
     /// or its time stepped back since).
     func delay(ofHeldFixAt time: Date, arrivedAt arrival: Duration) -> Duration? {
-        guard let smallest = smallestOffset, let newest, time.timeIntervalSince1970 <= newest + Self.window else {
-            return nil
-        }
-        return Self.seconds(arrival.timeInterval - time.timeIntervalSince1970 - smallest)
+        let seconds = time.timeIntervalSince1970
+        guard let line, let newest, seconds <= newest + Self.window else { return nil }
+        return Self.seconds(arrival.timeInterval - seconds - line.offset(at: seconds))
     }
 
-    private var smallestOffset: Double? { buckets.lazy.map(\.offset).min() }
+    /// The edge of the lower convex hull of the buckets' points (and `extra` after them) under the centre of the
+    /// evidence before the fix just arrived (the first `older` points), each stretch between two of them weighed by
+    /// how near its pace is to the monotonic clock's; `nil` when that centre has no weight, or the edge's rate is
+    /// not plausible.
+    private func lowerEdge(extra: Point?, older: Int) -> Line? {
+        // The centre: a stretch of receiver time weighs its length, less as its fixes arrived faster or slower
+        // than one monotonic second a receiver second: a burst's fixes, which arrived at once, and the stretch
+        // across a stall weigh almost nothing. Only their weights relative to each other count, so a clock of
+        // any steady rate weighs its stretches alike.
+        var weight = 0.0
+        var moment = 0.0
+        let base = buckets[0].point.time
+        for index in 1..<older {
+            let (start, end) = (buckets[index - 1].point, buckets[index].point)
+            let span = end.time - start.time
+            let pace = (end.offset - start.offset + span) / span   // monotonic seconds a receiver second
+            guard pace > 0 else { continue }
+            let stretch = span * min(pace, 1 / pace)
+            weight += stretch
+            moment += stretch * ((start.time + end.time) / 2 - base)
+        }
+        guard weight > 0 else { return nil }
+        let centre = base + moment / weight
+        let count = buckets.count + (extra == nil ? 0 : 1)
+        return withUnsafeTemporaryAllocation(of: Point.self, capacity: count) { hull -> Line? in
+            // Andrew's monotone chain: the points come in order of time, each time once.
+            var corners = 0
+            func add(_ point: Point) {
+                while corners >= 2, Self.turn(hull[corners - 2], hull[corners - 1], point) <= 0 { corners -= 1 }
+                hull.initializeElement(at: corners, to: point)
+                corners += 1
+            }
+            for bucket in buckets { add(bucket.point) }
+            if let extra { add(extra) }
+            // The edge under the centre; at a corner, the older edge.
+            var edge = 0
+            while edge + 2 < corners, hull[edge + 1].time < centre { edge += 1 }
+            let (start, end) = (hull[edge], hull[edge + 1])
+            let line = Line(time: start.time, offset: start.offset,
+                            slope: (end.offset - start.offset) / (end.time - start.time))
+            return Self.plausibleRates.contains(line.rate) ? line : nil
+        }
+    }
+
+    /// The line of `slope` under every point, through the lowest: its offset at receiver time `time`.
+    private func lowest(slope: Double, at time: Double, extra: Point?) -> Line {
+        var offset = extra.map { $0.offset + slope * (time - $0.time) } ?? .infinity
+        for bucket in buckets { offset = min(offset, bucket.point.offset + slope * (time - bucket.point.time)) }
+        return Line(time: time, offset: offset, slope: slope)
+    }
+
+    /// Positive when `a`, `b`, `c` turn left (counterclockwise), zero when they are in line.
+    private static func turn(_ a: Point, _ b: Point, _ c: Point) -> Double {
+        (b.time - a.time) * (c.offset - a.offset) - (b.offset - a.offset) * (c.time - a.time)
+    }
 
     /// A non-negative number of seconds as a duration; a difference of clocks this large never comes from a
     /// `Date` and a `Duration` both finite, but a duration is made only of a finite number.
