@@ -42,6 +42,27 @@ struct LiveAgeTests {
         }
     }
 
+    /// A receiver whose clock runs 20 % slow or fast against real time, as a simulator's or a replay's may:
+    /// gpsfake writes its one sentence an epoch every `pace` seconds, so a receiver second takes `pace` real ones.
+    /// gpsd is stopped 8 s under the stream after 15 fixes. The true age of each fix is judged, as above, by the
+    /// line through the arrivals before the stall: whatever the pace, each fix's age stays within 0.5 s of it,
+    /// and the others' ages are small next to the backlog's.
+    @Test("a receiver clock 20 % slow or fast (a sentence every 1.25 s or 0.8 s), gpsd stopped 8 s: each age within 0.5 s of its true lag",
+          arguments: [1.25, 0.8])
+    func clockOfAnotherRate(pace: Double) async throws {
+        try await withScratchDirectory { directory in
+            let log = try Self.oneHertzLog(seconds: 120, in: directory)
+            try await GPSFake.run(logs: [log], cycle: pace, once: true, lingerAfterEnd: 1, waitForClient: true) { fake in
+                let gps = AsyncLocationManager(server: try GPSDServer(parsing: fake.server))
+                defer { try? fake.resume(.gpsd) }
+                let (stall, received) = try await Self.stallGPSD(
+                    fake, under: gps.updates(bufferingPolicy: .unbounded), after: 15, for: .seconds(8))
+                await gps.stop()
+                try Self.expectAges(received, stall: stall, fake: fake, pace: pace)
+            }
+        }
+    }
+
     @Test("a log dated a year ahead, its feeder stopped: requestLocation(maximumAge:) refuses gpsd's fix and times out; with the feeder running, a live fix")
     func heldFixOfUnknownAge() async throws {
         try await withScratchDirectory { directory in
@@ -82,19 +103,19 @@ struct LiveAgeTests {
         }
     }
 
-    /// Reads the stream; after its 10th fix, stops gpsd for 6 s (the feeder goes on writing) and lets it go on,
-    /// and reads on until 5 s after that. Returns when gpsd was stopped and resumed, and every fix read.
+    /// Reads the stream; after its `count`th fix, stops gpsd for `length` (the feeder goes on writing) and lets it
+    /// go on, and reads on until 5 s after that. Returns when gpsd was stopped and resumed, and every fix read.
     static func stallGPSD(
-        _ fake: GPSFake, under updates: LocationUpdates
+        _ fake: GPSFake, under updates: LocationUpdates, after count: Int = 10, for length: Duration = .seconds(6)
     ) async throws -> (stall: (stopped: ContinuousClock.Instant, resumed: ContinuousClock.Instant), received: [Received]) {
-        let (tenthFix, tenthFixSink) = AsyncStream.makeStream(of: Void.self)
+        let (stallPoint, stallPointSink) = AsyncStream.makeStream(of: Void.self)
         let resumedAt = Locked<Result<ContinuousClock.Instant, any Error>?>(nil)
         let stall = Task {
             do {
-                for await _ in tenthFix { break }
+                for await _ in stallPoint { break }
                 try fake.suspend(.gpsd)
                 let stopped = ContinuousClock.now
-                try await Task.sleep(for: .seconds(6))
+                try await Task.sleep(for: length)
                 let resumed = ContinuousClock.now   // before the signal: nothing gpsd sends after it arrives earlier
                 try fake.resume(.gpsd)
                 resumedAt.withLock { $0 = .success(resumed) }
@@ -112,7 +133,7 @@ struct LiveAgeTests {
             let arrival = try #require(fix.arrival, "a live fix has its arrival")
             received.append(Received(second: fix.timestamp.timeIntervalSince(NMEA.Track.start), arrival: arrival.instant,
                                      age: age, read: read))
-            if received.count == 10 { tenthFixSink.yield() }
+            if received.count == count { stallPointSink.yield() }
             switch resumedAt.withLock({ $0 }) {
             case .success(let resumed)? where arrival.instant > resumed + .seconds(5): break reading
             case .failure?: break reading
@@ -125,15 +146,21 @@ struct LiveAgeTests {
     /// The true age of each fix comes from the receiver's time and the arrivals before the stall: a line through
     /// them (least squares, leaving out the first two fixes, which gpsd's detection of the receiver may delay) says
     /// when each receiver time arrives without a stall. A fix that arrived after the resume, whose receiver time was
-    /// due before it, is a backlog fix, held by the stopped gpsd.
+    /// due before it, is a backlog fix, held by the stopped gpsd. With `pace`, the line's slope (real seconds a
+    /// receiver second) must be it, within 0.1 s: gpsfake sleeps `pace` between sentences and takes a few
+    /// milliseconds to write one, more on a busy machine.
     static func expectAges(
-        _ received: [Received], stall: (stopped: ContinuousClock.Instant, resumed: ContinuousClock.Instant), fake: GPSFake
+        _ received: [Received], stall: (stopped: ContinuousClock.Instant, resumed: ContinuousClock.Instant), fake: GPSFake,
+        pace: Double? = nil
     ) throws {
         let reference = stall.stopped
         func seconds(_ instant: ContinuousClock.Instant) -> Double { reference.duration(to: instant).timeInterval }
         let before = received.filter { $0.arrival < stall.resumed }
         try #require(before.count >= 10, "10 fixes before the stall: \(received)\n\(fake.standardError.suffix(1500))")
         let line = Self.leastSquares(before.dropFirst(2).map { ($0.second, seconds($0.arrival)) })
+        if let pace {
+            try #require(abs(line.slope - pace) < 0.1, "a receiver second took \(line.slope) s, not \(pace) s")
+        }
         /// When the fix of receiver time `second` would have arrived without the stall, in seconds from the stop.
         func due(_ fix: Received) -> Double { line.intercept + line.slope * fix.second }
         /// How long before the test read the fix the receiver measured it.
