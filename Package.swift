@@ -18,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // The library logs values gpsd sent that cannot be true, once per kind.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The library reports its health (reconnects, fixes, time in each status, drops) through swift-metrics, to
+        // whichever backend the program bootstraps; tests read it back through MetricsTestKit.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         // Tests only: starting, signalling and reaping gpsfake, whereami, gpspipe and python.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         // TelemetryLogger writes its log files with its FileDescriptor.writeAll (write(2), retried); tests spawn with it.
@@ -53,7 +56,10 @@ let package = Package(
         // `import GPSDLocation` is the one import users need.
         .target(
             name: "GPSDLocation",
-            dependencies: ["GPSDCore", "GPSDSystem", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "GPSDCore", "GPSDSystem", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
         ),
 
         // MARK: - Command-line tool
@@ -95,7 +101,10 @@ let package = Package(
         sample("TrackRecorder", lifecycle),
         sample("GeofenceWatcher"),
         sample("RobotPose"),
-        sample("FleetHealth", [.product(name: "Prometheus", package: "swift-prometheus")]),
+        sample("FleetHealth", [
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+        ]),
 
         // MARK: - Fuzzing (Scripts/fuzz)
 
@@ -122,6 +131,7 @@ let package = Package(
             dependencies: [
                 "GPSDLocation", "GPSDCore", "GPSDSystem", "GPSDTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -133,7 +143,10 @@ let package = Package(
         // Against a real gpsd, fed by gpsfake.
         .testTarget(
             name: "GPSDLocationLiveTests",
-            dependencies: ["GPSDLocation", "GPSDSystem", "GPSDTestSupport"]
+            dependencies: [
+                "GPSDLocation", "GPSDSystem", "GPSDTestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
         ),
         // Each sample as a process, against a real gpsd (gpsfake), its output read back with a real parser.
         .testTarget(

@@ -69,6 +69,13 @@ public final class AsyncLocationManager: Sendable {
         self.init(manager: LocationManager(recording: contents, named: name, pace: pace))
     }
 
+    /// How the manager has fared since it was made (``LocationManager/health``): read at once, without a task hop.
+    ///
+    /// ```swift
+    /// print(gps.health.reconnects, gps.health.fixesPerSecond ?? 0, gps.health.timeInStatus.fix)
+    /// ```
+    public var health: LocationHealth { manager.health }
+
     deinit {
         // Requests and update streams keep this object; satellite and status streams do not, and end with it.
         for finish in state.withLock({ $0.takeObservations() }) { finish() }

@@ -51,12 +51,14 @@ public final class LocationManager: Sendable {
     ///   - server: where gpsd listens, and optionally which receiver to watch.
     ///   - connectTimeout: how long an attempt to connect may take (a host that never answers).
     ///   - delegateQueue: where to call the delegate; `nil` makes a serial queue for this manager.
+    ///   - metrics: where its ``health`` is reported (``MetricsOptions``): by default to the factory the program
+    ///     bootstrapped, with the dimension `server`.
     public convenience init(
         server: GPSDServer = .default, connectTimeout: Duration = LocationManager.defaultConnectTimeout,
-        delegateQueue: DispatchQueue? = nil
+        delegateQueue: DispatchQueue? = nil, metrics: MetricsOptions = .default
     ) {
         self.init(source: GPSDSessionSource(server: server, connectTimeout: connectTimeout), server: server,
-                  delegateQueue: delegateQueue)
+                  delegateQueue: delegateQueue, metrics: metrics)
     }
 
     /// A manager that replays a recording: gpsd JSON reports, one per line, as `gpspipe -w` writes them.
@@ -73,8 +75,14 @@ public final class LocationManager: Sendable {
     ///   - recording: the file.
     ///   - pace: how fast to replay: as recorded (the default), faster, or as fast as possible.
     ///   - delegateQueue: where to call the delegate; `nil` makes a serial queue for this manager.
-    public convenience init(recording: URL, pace: ReplayPace = .realTime, delegateQueue: DispatchQueue? = nil) {
-        self.init(source: RecordingSource(url: recording, pace: pace), server: nil, delegateQueue: delegateQueue)
+    ///   - metrics: where its ``health`` is reported: by default to the factory the program bootstrapped, with the
+    ///     dimension `recording`, the file's name.
+    public convenience init(
+        recording: URL, pace: ReplayPace = .realTime, delegateQueue: DispatchQueue? = nil,
+        metrics: MetricsOptions = .default
+    ) {
+        self.init(source: RecordingSource(url: recording, pace: pace), server: nil, delegateQueue: delegateQueue,
+                  metrics: metrics, recordingName: recording.lastPathComponent)
     }
 
     /// A manager that replays a recording held in memory (one built into a program, say): the contents of a
@@ -88,28 +96,35 @@ public final class LocationManager: Sendable {
     ///   - name: what messages call the recording.
     ///   - pace: how fast to replay: as recorded (the default), faster, or as fast as possible.
     ///   - delegateQueue: where to call the delegate; `nil` makes a serial queue for this manager.
+    ///   - metrics: where its ``health`` is reported: by default to the factory the program bootstrapped, with the
+    ///     dimension `recording`, `name`.
     public convenience init(
         recording contents: [UInt8], named name: String, pace: ReplayPace = .realTime,
-        delegateQueue: DispatchQueue? = nil
+        delegateQueue: DispatchQueue? = nil, metrics: MetricsOptions = .default
     ) {
         self.init(source: RecordingSource(.contents(contents, name: name), pace: pace), server: nil,
-                  delegateQueue: delegateQueue)
+                  delegateQueue: delegateQueue, metrics: metrics, recordingName: name)
     }
 
-    /// A manager on any source, with an injectable clock and reconnection jitter: for tests.
+    /// A manager on any source, with an injectable clock and reconnection jitter: for tests. Its metrics carry
+    /// `server`, or `recording` (`recordingName`), unless `metrics` names dimensions.
     package init(
         source: any LocationSource,
         server: GPSDServer? = nil,
         clock: any ManagerClock = SystemManagerClock(),
         jitterSeed: UInt64 = .random(in: .min ... .max),
-        delegateQueue: DispatchQueue? = nil
+        delegateQueue: DispatchQueue? = nil,
+        metrics: MetricsOptions = .default,
+        recordingName: String = "recording"
     ) {
         self.source = source
         self.server = server
         self.clock = clock
         self.delegateQueue = delegateQueue ?? DispatchQueue(label: "GPSDLocation.LocationManager.delegate")
+        let dimensions = server.map { [("server", $0.description)] } ?? [("recording", recordingName)]
         self.storage = ManagerStorage(
-            requestTimeout: Self.defaultRequestTimeout, jitterSeed: jitterSeed, backpressure: source.backpressure)
+            requestTimeout: Self.defaultRequestTimeout, jitterSeed: jitterSeed, backpressure: source.backpressure,
+            clock: clock, metrics: metrics.isEnabled ? HealthMetrics(metrics, source: dimensions) : nil)
     }
 
     deinit {
@@ -209,6 +224,16 @@ public final class LocationManager: Sendable {
     public var snapshot: LocationSnapshot {
         storage.snapshot(now: clock.now, instant: clock.arrival.instant)
     }
+
+    /// How the manager has fared since it was made: reconnections, fixes and fixes a second, the time in each kind
+    /// of status, what was dropped, the newest fix's age. Read at once, under the manager's lock for a moment, on any
+    /// thread; the same counts go to swift-metrics (``MetricsOptions``).
+    ///
+    /// ```swift
+    /// let health = manager.health
+    /// if health.reconnects > 10 || (health.fixesPerSecond ?? 1) < 0.5 { alert("gpsd is unwell: \(health)") }
+    /// ```
+    public var health: LocationHealth { storage.health }
 
     /// How many lines were not gpsd reports (garbage, truncated or over-long lines) and were skipped.
     public var skippedLineCount: Int { statistics.skippedLines }

@@ -205,6 +205,7 @@ extension LocationManagerStateMachine {
         case .accepted(let accepted, let forgotten, let completes):
             location = accepted
             completesEpoch = completes
+            if !origin.isHeld { health.accepted(accepted, at: now) }
             if let forgotten { decision.notifications.add(subscriptions.forget(receiver: forgotten)) }
         }
         // A fix gpsd held says nothing of whether fixes are coming.

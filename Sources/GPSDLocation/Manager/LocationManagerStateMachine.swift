@@ -18,6 +18,8 @@ struct LocationManagerStateMachine {
     var subscriptions = SubscriptionTable()
     var epochs = EpochAssembly()
     var status = StatusTracker()
+    /// Reconnections, fixes, the time in each status: ``LocationHealth``.
+    var health = HealthTracker()
     /// The newest heading gpsd reported (an ATT with a heading), whoever wanted it, with its arrival.
     var heading: Heading?
     /// Whether headings keep coming.
@@ -100,6 +102,7 @@ struct LocationManagerStateMachine {
         case .fix, .stale, .connected: break
         default: stationary.reset()   // whatever made fixes stop makes rest unknown, as for a live timeline
         }
+        health.announced(new)
         observe(.status(new), into: &decision)
         decision.notifications.add(subscriptions.tellStatus(new))
         if subscriptions.delegateSubscribed { decision.call(.status(new), generation: subscriptions.generation) }

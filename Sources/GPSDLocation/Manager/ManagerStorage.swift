@@ -79,15 +79,27 @@ final class ManagerStorage: Sendable {
     /// replay must not run ahead of them). Each reports its depth under the lock, as it changes.
     private let delegatePacing: PacedConsumer?
     private let queuedPacing: PacedConsumer?
+    /// The clock health is timed by.
+    private let clock: any ManagerClock
+    /// Where health goes, after the lock is released; `nil` for none.
+    private let metrics: HealthMetrics?
 
     /// - Parameters:
     ///   - requestTimeout: how long a one-shot request of the delegate waits at first.
     ///   - jitterSeed: the reconnection jitter's.
     ///   - backpressure: a replay's, which the buffers here join; `nil` for a live source.
-    init(requestTimeout: Duration, jitterSeed: UInt64, backpressure: ReplayBackpressure? = nil) {
-        state = Locked(State(machine: Machine(requestTimeout: requestTimeout, jitterSeed: jitterSeed)))
+    ///   - clock: the manager's, which times its health.
+    ///   - metrics: where its health is reported.
+    init(requestTimeout: Duration, jitterSeed: UInt64, backpressure: ReplayBackpressure? = nil,
+         clock: any ManagerClock = SystemManagerClock(), metrics: HealthMetrics? = nil) {
+        var machine = Machine(requestTimeout: requestTimeout, jitterSeed: jitterSeed)
+        machine.health.begin(at: clock.now)
+        state = Locked(State(machine: machine))
         delegatePacing = backpressure?.join()
         queuedPacing = backpressure?.join()
+        self.clock = clock
+        self.metrics = metrics
+        if let metrics, let changes = state.withLock({ $0.machine.health.takePending() }) { metrics.record(changes) }
     }
 
     // MARK: Deciding
@@ -95,9 +107,13 @@ final class ManagerStorage: Sendable {
     /// Runs `body` under the lock, and notes what it decided: its delegate calls are queued in the order decided,
     /// its notices routed, and the thread that decided an opening or closing is taken for the one that carries it
     /// out (an unsubscribe that hands its closing to a thread of its own says so after, ``handOffTransition()``).
-    private func decide<Result>(_ body: (inout State) -> (Result, Decision)) -> (Result, Decision) {
-        state.withLock { state in
+    ///
+    /// Health is timed at `now` (an input's own time), or when a status changed, at the clock's; what it changed is
+    /// told the metrics after the lock is released.
+    private func decide<Result>(now: Duration? = nil, _ body: (inout State) -> (Result, Decision)) -> (Result, Decision) {
+        let (result, decision, changes) = state.withLock { state in
             var (result, decision) = body(&state)
+            let changes = health(&state.machine, now: now)
             // Each buffer's depth is told the replay under this lock (the replay's lock never takes this one).
             if !decision.delegateCalls.isEmpty {
                 state.outbox.append(contentsOf: decision.delegateCalls)
@@ -111,13 +127,28 @@ final class ManagerStorage: Sendable {
             state.threads.decided(
                 transition: decision.opensOrClosesASession, on: SystemThread.currentID,
                 settled: !state.machine.session.isHalfway(upTo: .max))
-            return (result, decision)
+            return (result, decision, changes)
         }
+        if let changes { metrics?.record(changes) }
+        return (result, decision)
+    }
+
+    /// Under the lock, after an input: times the status at `now` (or the clock's, if a status was announced), notes
+    /// the statistics and the newest fix's age, and takes what the metrics are to be told, if they are kept.
+    private func health(_ machine: inout Machine, now: Duration?) -> HealthTracker.Changes? {
+        guard let now = now ?? (machine.health.awaitsTime ? clock.now : nil) else {
+            return metrics == nil ? nil : machine.health.takePending()
+        }
+        machine.health.settle(at: now)
+        guard metrics != nil else { return nil }
+        machine.health.note(machine.epochs.statistics)
+        if let measured = machine.epochs.latest?.measured { machine.health.pending.lastFixAge = max(.zero, now - measured) }
+        return machine.health.takePending()
     }
 
     /// ``decide(_:)`` of an input of the state machine alone.
-    private func decide(_ input: (inout Machine) -> Decision) -> Decision {
-        decide { state in ((), input(&state.machine)) }.1
+    private func decide(now: Duration? = nil, _ input: (inout Machine) -> Decision) -> Decision {
+        decide(now: now) { state in ((), input(&state.machine)) }.1
     }
 
     /// Decides what `make` makes under the lock, as though an input had: for tests of the routing.
@@ -230,7 +261,7 @@ final class ManagerStorage: Sendable {
     // MARK: The session's inputs
 
     func handle(_ events: [SourceEvent], session: Int, now: Duration, arrival: Location.Arrival) -> Decision {
-        decide { $0.handle(events, session: session, now: now, arrival: arrival) }
+        decide(now: now) { $0.handle(events, session: session, now: now, arrival: arrival) }
     }
 
     func sessionOpened(_ number: Int, _ session: any SourceSession) -> Decision {
@@ -251,9 +282,11 @@ final class ManagerStorage: Sendable {
 
     func requestTimedOut(_ request: Int) -> Decision { decide { $0.requestTimedOut(request) } }
     func reconnectTimerFired(_ timer: Int) -> Decision { decide { $0.reconnectTimerFired(timer) } }
-    func watchdogFired(_ timer: Int, now: Duration) -> Decision { decide { $0.watchdogFired(timer, now: now) } }
+    func watchdogFired(_ timer: Int, now: Duration) -> Decision {
+        decide(now: now) { $0.watchdogFired(timer, now: now) }
+    }
     func headingWatchFired(_ timer: Int, now: Duration) -> Decision {
-        decide { $0.headingWatchFired(timer, now: now) }
+        decide(now: now) { $0.headingWatchFired(timer, now: now) }
     }
 
     // MARK: Threads
@@ -363,6 +396,13 @@ final class ManagerStorage: Sendable {
     var sky: SkyView? { state.withLock { $0.machine.epochs.sky } }
     var status: LocationStatus { state.withLock { $0.machine.status.current } }
     var statistics: ReportStatistics { state.withLock { $0.machine.epochs.statistics } }
+    var health: LocationHealth {
+        let now = clock.now
+        return state.withLock { state in
+            state.machine.health.health(
+                at: now, lastFixMeasured: state.machine.epochs.latest?.measured, statistics: state.machine.epochs.statistics)
+        }
+    }
     var heading: Heading? { state.withLock { $0.machine.heading } }
     func snapshot(now: Duration, instant: ContinuousClock.Instant) -> LocationSnapshot {
         state.withLock { $0.machine.snapshot(now: now, instant: instant) }
