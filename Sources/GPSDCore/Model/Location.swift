@@ -170,13 +170,22 @@ public struct Location: Sendable, Hashable, Codable {
     /// years off on a computer without a real-time clock, nor by when the fix reached this process alone, which
     /// says nothing of a fix that waited in gpsd.
     ///
-    /// The manager relates each receiver's time to the monotonic clock by its least-delayed recent fix (the
-    /// smallest arrival time minus receiver time over the last 32 s of receiver time, started afresh when the
-    /// receiver's time steps back), so each fix of a backlog that arrives in one burst after a stall reports its
-    /// own lag. The age counts from when the fix would have arrived with the least delay seen: the receiver's
-    /// own computation and its serial line's constant latency are not in it. A fix gpsd held (``LocationManager``'s
-    /// `?POLL;`) is judged by its receiver's live fixes when some arrived, else by gpsd's time of the poll if that
-    /// is within a day after the fix's time; otherwise its age is unknown, and it is not fresh.
+    /// The manager relates each receiver's time to the monotonic clock by a line under its least-delayed fixes
+    /// (arrival time minus receiver time, the least of each second over the last 32 s of receiver time), as NTP's
+    /// clock filter and chrony's regression do. The line's slope is the rate the receiver's clock runs at,
+    /// learned: a simulator or replay whose clock runs 20 % slow or fast, or a receiver that drifts, gets true
+    /// ages, as a real-time one does. A backlog that arrives in one burst after a stall lies above the line and
+    /// cannot bend it, so each of its fixes reports its own lag: through an 8 s stall, with a clock 20 % slow or
+    /// fast, each age is within 0.5 s of the true lag. The age counts from when the fix would have arrived with
+    /// the least delay seen: the receiver's own computation and its serial line's constant latency are not in it.
+    ///
+    /// Limits: in a receiver's first two seconds its clock is taken to run at the rate learned before (at first,
+    /// real time); a backlog longer than 32 s of receiver time loses the evidence from before it, and its later
+    /// fixes seem younger; a clock more than 8 times faster than real time is judged as if it ran at real time;
+    /// the estimate starts afresh, keeping the rate, when the receiver's time steps back. A fix gpsd held
+    /// (``LocationManager``'s `?POLL;`) is judged by its receiver's line when some live fix arrived, else by gpsd's
+    /// time of the poll if that is within a day after the fix's time; otherwise its age is unknown, and it is not
+    /// fresh. <doc:FixAges> gives the whole rule.
     ///
     /// ```swift
     /// if let age = manager.location?.age, age < .seconds(2) { steer(by: manager.location!) } else { stop() }
