@@ -1,4 +1,5 @@
 import ArgumentParser
+import CoreMetrics
 import Foundation
 import GPSDLocation
 import Prometheus
@@ -6,8 +7,10 @@ import SampleSupport
 import Synchronization
 
 /// Writes a receiver's health in Prometheus's text format for node_exporter's textfile collector
-/// (`--collector.textfile.directory`): fix mode, satellites seen and used, accuracy, fix age, connection and
-/// reconnections. The file is replaced atomically (written beside it, then renamed), as the collector needs.
+/// (`--collector.textfile.directory`). The library's own metrics (`gpsd_location_*`: reconnections, fixes, time in
+/// each status, drops, the newest fix's age) come through swift-metrics, with swift-prometheus bootstrapped as the
+/// backend; this program adds what it reads of the receiver: connection, fix mode, satellites seen and used,
+/// accuracy, fix age. The file is replaced atomically (written beside it, then renamed), as the collector needs.
 @main
 struct FleetHealth: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -33,9 +36,15 @@ struct FleetHealth: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // The program, not the library, chooses the backend: the manager's metrics go to this registry.
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let gps = try source.makeManager()
         let health = Health()
-        let exporter = Exporter(label: source.replay == nil ? source.server : "replay")
+        // The library's dimension: `server`, or `recording` for a replay.
+        let label = source.replay.map { ("recording", URL(fileURLWithPath: $0).lastPathComponent) }
+            ?? ("server", gps.manager.server?.description ?? source.server)
+        let exporter = Exporter(registry: registry, label: label)
         let period = Duration.seconds(interval)
         let (output, limit) = (output, count)
         let signals = try endingSignals(program: "FleetHealth")
@@ -43,9 +52,7 @@ struct FleetHealth: AsyncParsableCommand {
             // SIGINT, SIGTERM or SIGHUP: the file as last written stays, and the program exits 0.
             group.addTask { for await _ in signals { return } }
             group.addTask {
-                for try await fix in gps.updates() {
-                    health.update { $0.fix = fix; $0.lastFixMeasured = fix.arrival?.measured }
-                }
+                for try await fix in gps.updates() { health.update { $0.fix = fix } }
             }
             group.addTask { for await sky in gps.satelliteUpdates() { health.update { $0.satellites = sky.count } } }
             group.addTask {
@@ -55,7 +62,7 @@ struct FleetHealth: AsyncParsableCommand {
                 var written = 0
                 while limit.map({ written < $0 }) ?? true {
                     try await Task.sleep(for: period)
-                    try exporter.write(health.snapshot, to: output)
+                    try exporter.write(health.snapshot, gps.health, to: output)
                     written += 1
                 }
             }
@@ -69,20 +76,15 @@ struct FleetHealth: AsyncParsableCommand {
 struct HealthState: Sendable {
     var connected = false
     var fixMode = 0            // 0 unknown, 1 no fix, 2 2D, 3 3D: gpsd's TPV mode
-    var reconnects = 0
     var fix: Location?
     var satellites: SatelliteCount?
-    /// When the receiver measured the newest fix (its arrival less the time gpsd or the line held it), kept
-    /// through a loss: how old the newest fix is, not when it arrived, is what a dashboard wants, through a
-    /// stall and after it.
-    var lastFixMeasured: ContinuousClock.Instant?
 
     mutating func apply(_ status: LocationStatus) {
         switch status {
         case .connected, .waitingForFix, .noDevice: connected = true
         case .fix(let dimension, _): connected = true; fixMode = dimension == .threeDimensional ? 3 : 2
         case .fixLost, .deviceGone: fixMode = 1
-        case .reconnecting: connected = false; fixMode = 0; reconnects += 1
+        case .reconnecting: connected = false; fixMode = 0
         case .stale, .stopped, .connecting: connected = false; fixMode = 0
         }
         // What the last fix and sky said is no longer so: not exported until they come again.
@@ -104,38 +106,31 @@ final class Health: Sendable {
     var snapshot: HealthState { state.withLock { $0 } }
 }
 
-/// The gauges, in a swift-prometheus registry; a value not known is not exported (its series is absent), never
-/// a made-up number.
+/// This program's gauges, in the swift-prometheus registry the library's metrics go to too; a value not known is
+/// not exported (its series is absent), never a made-up number.
 final class Exporter: Sendable {
-    private let registry = PrometheusCollectorRegistry()
+    private let registry: PrometheusCollectorRegistry
     private let labels: [(String, String)]
-    private let optional = Mutex<[String: Gauge]>([:])
+    private let optional = Mutex<[String: Prometheus.Gauge]>([:])
 
-    private let reconnectCounter: Counter
-    private let reconnects = Mutex(0)
-
-    init(label: String) {
-        labels = [("source", label)]
-        reconnectCounter = registry.makeCounter(
-            descriptor: MetricNameDescriptor(namespace: "gpsd", metricName: "reconnects", unitName: "total",
-                                             helpText: "Connections to gpsd lost or refused since start."),
-            labels: labels)
+    init(registry: PrometheusCollectorRegistry, label: (String, String)) {
+        self.registry = registry
+        labels = [label]
     }
 
-    func write(_ health: HealthState, to path: String) throws {
-        set("up", "", "1 if connected to gpsd.", health.connected ? 1 : 0)
-        set("fix_mode", "", "0 unknown, 1 no fix, 2 2D, 3 3D.", Double(health.fixMode))
-        reconnects.withLock { counted in
-            reconnectCounter.increment(by: Int64(health.reconnects - counted))
-            counted = health.reconnects
-        }
-        set("satellites_visible", "", "Satellites the receiver sees.", health.satellites.map { Double($0.visible) })
-        set("satellites_used", "", "Satellites in the fix.", health.satellites.map { Double($0.used) })
-        set("horizontal_accuracy", "meters", "Horizontal error estimate, ~95 %.", health.fix?.horizontalAccuracy)
-        set("vertical_accuracy", "meters", "Vertical error estimate, ~95 %.", health.fix?.verticalAccuracy)
-        set("fix_age", "seconds", "Seconds since the receiver measured the newest fix.", health.lastFixMeasured.map {
-            let age = $0.duration(to: .now)
-            return Double(age.components.seconds) + Double(age.components.attoseconds) * 1e-18
+    /// Writes the registry: the library's metrics, and this program's gauges set from `state` and the manager's
+    /// `health`.
+    func write(_ state: HealthState, _ health: LocationHealth, to path: String) throws {
+        set("up", "", "1 if connected to gpsd.", state.connected ? 1 : 0)
+        set("fix_mode", "", "0 unknown, 1 no fix, 2 2D, 3 3D.", Double(state.fixMode))
+        set("satellites_visible", "", "Satellites the receiver sees.", state.satellites.map { Double($0.visible) })
+        set("satellites_used", "", "Satellites in the fix.", state.satellites.map { Double($0.used) })
+        set("horizontal_accuracy", "meters", "Horizontal error estimate, ~95 %.", state.fix?.horizontalAccuracy)
+        set("vertical_accuracy", "meters", "Vertical error estimate, ~95 %.", state.fix?.verticalAccuracy)
+        // As of this write: how old the newest fix is (kept through a loss), not when it arrived, is what a
+        // dashboard wants, through a stall and after it.
+        set("fix_age", "seconds", "Seconds since the receiver measured the newest fix.", health.lastFixAge.map {
+            Double($0.components.seconds) + Double($0.components.attoseconds) * 1e-18
         })
         let text = registry.emitToString()
         let temporary = path + ".tmp"

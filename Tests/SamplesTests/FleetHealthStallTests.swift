@@ -25,7 +25,7 @@ extension SampleTests {
                                       waitForClient: true) { fake in
                     defer { try? fake.resume(.gpsd) }
                     let health = try await Sample.start("FleetHealth", ["--interval", "0.1", "-o", output.path, fake.server])
-                    let label = #"{source="\#(fake.server)"}"#
+                    let label = #"{server="\#(fake.server)"}"#
                     /// The fix age FleetHealth last wrote, and the moment after it was read.
                     func fixAge() -> (age: Double?, read: ContinuousClock.Instant) {
                         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""

@@ -9,7 +9,7 @@ private let nodeExporter = "/usr/bin/prometheus-node-exporter"
 extension SampleTests {
     @Suite("FleetHealth", .enabled(if: FileManager.default.isExecutableFile(atPath: nodeExporter)))
     struct FleetHealthTests {
-        /// The `gpsd_*` samples of a Prometheus text exposition, by name with labels: `gpsd_fix_mode{source="…"}`.
+        /// The `gpsd_*` samples of a Prometheus text exposition, by name with labels: `gpsd_fix_mode{server="…"}`.
         static func samples(_ exposition: String) -> [String: Double] {
             var values: [String: Double] = [:]
             for line in exposition.split(separator: "\n") where line.hasPrefix("gpsd_") {
@@ -38,7 +38,7 @@ extension SampleTests {
             return values
         }
 
-        @Test("a real node_exporter serves what FleetHealth wrote: fix mode, satellites, accuracy, age; a gpsd restart counts")
+        @Test("a real node_exporter serves what FleetHealth wrote: fix mode, satellites, accuracy, age, the library's metrics; a gpsd restart counts")
         func nodeExporterServesTheHealth() async throws {
             let (gpsdPort, exporterPort) = (freeLoopbackPort(), freeLoopbackPort())
             try #require(gpsdPort != 0 && exporterPort != 0 && gpsdPort != exporterPort)
@@ -53,8 +53,13 @@ extension SampleTests {
                 let health = try await Sample.start("FleetHealth", [
                     "--interval", "0.2", "-o", textfiles.appendingPathComponent("gpsd.prom").path, server,
                 ])
-                let label = #"{source="\#(server)"}"#
+                let label = #"{server="\#(server)"}"#
                 func value(_ name: String, _ values: [String: Double]) -> Double? { values["gpsd_\(name)\(label)"] }
+                /// A metric of the library's (`gpsd_location_NAME`), of status `status` if given.
+                func library(_ name: String, status: String? = nil, _ values: [String: Double]) -> Double? {
+                    let labels = #"server="\#(server)""# + (status.map { #",status="\#($0)""# } ?? "")
+                    return values["gpsd_location_\(name){\(labels)}"]
+                }
 
                 // The drive: six epochs without a fix, then a 3D fix with ten satellites in view.
                 let first = try await GPSFake.run(logs: [Fixtures.url("drive.nmea")], cycle: 0.01, once: false,
@@ -76,8 +81,13 @@ extension SampleTests {
                 #expect(accuracy > 0 && accuracy < 100, "the drive's eph: \(accuracy)")
                 let age = try #require(value("fix_age_seconds", first))
                 #expect(age >= 0 && age < 60)
-                // FleetHealth started before gpsd: its first attempts were refused, and count.
-                let reconnects = try #require(value("reconnects_total", first))
+                // The library's metrics, through the swift-prometheus backend FleetHealth bootstrapped. FleetHealth
+                // started before gpsd: its first attempts were refused, and count.
+                let reconnects = try #require(library("reconnects_total", first))
+                #expect((library("fixes_total", first) ?? 0) >= 1, "\(first)")
+                #expect(library("status", status: "fix", first) == 1 && library("status", status: "stale", first) == 0)
+                #expect((library("status_seconds_total", status: "reconnecting", first) ?? 0) > 0, "\(first)")
+                #expect(library("last_fix_age_seconds", first) != nil && library("last_fix_timestamp_seconds", first) != nil)
 
                 // gpsd goes away: FleetHealth says so, and counts the reconnection when one comes.
                 let down = await Self.scrape(exporterPort) { value("up", $0) == 0 }
@@ -90,7 +100,7 @@ extension SampleTests {
                     await Self.scrape(exporterPort) { value("fix_mode", $0) == 3 && value("up", $0) == 1 }
                 }
                 #expect(value("fix_mode", again) == 3 && value("up", again) == 1, "\(again)")
-                #expect((value("reconnects_total", again) ?? 0) > reconnects, "the restart counted: \(again)")
+                #expect((library("reconnects_total", again) ?? 0) > reconnects, "the restart counted: \(again)")
 
                 health.terminate()
                 exporter.terminate()
