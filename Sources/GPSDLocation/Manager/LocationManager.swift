@@ -86,7 +86,7 @@ public final class LocationManager: Sendable {
     }
 
     /// A manager that replays a recording held in memory (one built into a program, say): the contents of a
-    /// file ``init(recording:pace:delegateQueue:)`` would replay.
+    /// file ``init(recording:pace:delegateQueue:metrics:)`` would replay.
     ///
     /// ```swift
     /// let manager = LocationManager(recording: Array(data), named: "drive.gpsd.json", pace: .asFastAsPossible)
