@@ -33,13 +33,18 @@ public struct LocationHealth: Sendable, Hashable {
     /// How long ago the receiver measured the newest fix, as of the read (``Location/Arrival/delay`` and the
     /// time since it arrived); `nil` before the first fix, or when the fix's delay is not known.
     public var lastFixAge: Duration?
+    /// Elements the buffers of this manager's streams dropped because their consumers had not taken them (a live
+    /// gpsd's `updates()`, `liveUpdates()` and `headingUpdates()` with a bounded `bufferingPolicy`; a replay waits
+    /// for its consumers instead, and drops nothing).
+    public var streamDrops: Int
 
-    /// Fixes dropped and lines skipped: ``ReportStatistics/rejectedFixes`` and ``ReportStatistics/skippedLines``.
-    public var drops: Int { statistics.rejectedFixes + statistics.skippedLines }
+    /// What was dropped in all: fixes rejected (``ReportStatistics/rejectedFixes``), lines skipped
+    /// (``ReportStatistics/skippedLines``) and elements the streams' buffers dropped (``streamDrops``).
+    public var drops: Int { statistics.rejectedFixes + statistics.skippedLines + streamDrops }
 
     package init(
         reconnects: Int, fixes: Int, fixesPerSecond: Double?, timeInStatus: StatusDurations,
-        statistics: ReportStatistics, lastFixAge: Duration?
+        statistics: ReportStatistics, lastFixAge: Duration?, streamDrops: Int
     ) {
         self.reconnects = reconnects
         self.fixes = fixes
@@ -47,6 +52,7 @@ public struct LocationHealth: Sendable, Hashable {
         self.timeInStatus = timeInStatus
         self.statistics = statistics
         self.lastFixAge = lastFixAge
+        self.streamDrops = streamDrops
     }
 }
 

@@ -50,7 +50,8 @@ extension AsyncLocationManager {
         _ request: SubscriptionRequest, limit: UpdateChannel<Element, any Error>.Limit,
         outlet: (UpdateChannel<Element, any Error>) -> StreamOutlet
     ) -> UpdateChannel<Element, any Error> {
-        let channel = UpdateChannel<Element, any Error>(limit: limit, pacing: manager.backpressure?.join())
+        let channel = UpdateChannel<Element, any Error>(
+            limit: limit, pacing: manager.backpressure?.join(), onDrop: { [manager] in manager.streamDropped($0) })
         let id = manager.reserveSubscription()
         // The termination handler goes in first: the channel can end (stop(), a failure) before this returns. It
         // holds this object strongly, so a sequence outlives the manager value it came from; the cycle ends with

@@ -147,13 +147,17 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
     private let limit: Limit
     /// The consumer's account with a replay, which waits while it has too many elements not taken; `nil` live.
     let pacing: PacedConsumer?
+    /// Told how many elements a send dropped.
+    private let onDrop: (@Sendable (Int) -> Void)?
 
     /// - Parameters:
     ///   - limit: what to keep for a consumer that falls behind; a paced channel keeps everything.
     ///   - pacing: the consumer's account with a replay; `nil` for a live source.
-    package init(limit: Limit, pacing: PacedConsumer? = nil) {
+    ///   - onDrop: told, after the lock is released, how many elements a send dropped (the manager's health).
+    package init(limit: Limit, pacing: PacedConsumer? = nil, onDrop: (@Sendable (Int) -> Void)? = nil) {
         self.limit = limit
         self.pacing = pacing
+        self.onDrop = onDrop
         state = Locked(State(paced: pacing != nil))
     }
 
@@ -191,8 +195,9 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
         _ events: Events, end: Result<Void, Failure>?, _ transform: (Events.Element) -> Element?
     ) {
         typealias Waiter = (UnsafeContinuation<Result<Element?, Failure>, Never>, Result<Element?, Failure>)
-        let (woken, handler) = state.withLock { state -> (Waiter?, (@Sendable () -> Void)?) in
-            guard state.end == nil else { return (nil, nil) }
+        let (woken, handler, dropped) = state.withLock { state -> (Waiter?, (@Sendable () -> Void)?, Int) in
+            guard state.end == nil else { return (nil, nil, 0) }
+            let droppedBefore = state.dropped
             var received = false
             var woken: Waiter?
             for event in events {
@@ -202,13 +207,15 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
                     woken = (waiter, .success(element))
                 }
             }
+            let dropped = state.dropped - droppedBefore
             // The buffer's depth, told the replay under the lock, so that its reports come in the order of changes.
             if received, state.paced { pacing?.buffered(state.count) }
-            guard let end else { return (woken, nil) }
+            guard let end else { return (woken, nil, dropped) }
             let (handler, ended) = state.finish(end)
-            return (woken ?? ended, handler)
+            return (woken ?? ended, handler, dropped)
         }
         handler?()
+        if dropped > 0 { onDrop?(dropped) }
         guard let (waiter, result) = woken else { return }
         waiter.resume(returning: result)
     }

@@ -25,7 +25,7 @@ extension LocationManager {
     /// | `gpsd_location_fixes_total` | counter | ``LocationHealth/fixes`` |
     /// | `gpsd_location_status_seconds_total` | floating-point counter, dimension `status` (``LocationStatus/name``) | ``LocationHealth/timeInStatus``, added at each status change and each report |
     /// | `gpsd_location_status` | gauge, dimension `status` | 1 for the status now, 0 for the others |
-    /// | `gpsd_location_dropped_total` | counter, dimension `reason`: `skipped_line`, `rejected_fix`, `rejected_value`, `fix_without_time`, `truncated_sky` | ``LocationHealth/statistics`` |
+    /// | `gpsd_location_dropped_total` | counter, dimension `reason`: `skipped_line`, `rejected_fix`, `rejected_value`, `fix_without_time`, `truncated_sky`, `stream_buffer` | ``LocationHealth/statistics``, ``LocationHealth/streamDrops`` |
     /// | `gpsd_location_last_fix_age_seconds` | gauge | ``LocationHealth/lastFixAge`` as of the newest report or status change (it stands still while nothing comes: see the status) |
     /// | `gpsd_location_last_fix_timestamp_seconds` | gauge | when the receiver measured the newest fix, in seconds since 1970: `time() - gpsd_location_last_fix_timestamp_seconds` is its age at any instant |
     ///
@@ -71,7 +71,7 @@ final class HealthMetrics: Sendable {
     /// By ``StatusKind/rawValue``.
     private let statusSeconds: [FloatingPointCounter]
     private let status: [Gauge]
-    private let skippedLines, rejectedFixes, rejectedValues, fixesWithoutTime, truncatedSkies: Counter
+    private let skippedLines, rejectedFixes, rejectedValues, fixesWithoutTime, truncatedSkies, streamBuffers: Counter
     private let lastFixAge: Gauge
     private let lastFixTimestamp: Gauge
     /// The number of the status change the status gauges show: decisions on two threads may be recorded out of
@@ -99,9 +99,13 @@ final class HealthMetrics: Sendable {
         rejectedValues = dropped("rejected_value")
         fixesWithoutTime = dropped("fix_without_time")
         truncatedSkies = dropped("truncated_sky")
+        streamBuffers = dropped("stream_buffer")
         lastFixAge = Gauge(label: "\(prefix)_last_fix_age_seconds", dimensions: dimensions, factory: factory)
         lastFixTimestamp = Gauge(label: "\(prefix)_last_fix_timestamp_seconds", dimensions: dimensions, factory: factory)
     }
+
+    /// A stream's buffer dropped `count` elements.
+    func streamDropped(_ count: Int) { streamBuffers.increment(by: count) }
 
     /// Tells the metrics what one decision changed.
     func record(_ changes: HealthTracker.Changes) {

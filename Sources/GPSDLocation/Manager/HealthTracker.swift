@@ -111,13 +111,16 @@ struct HealthTracker {
     }
 
     /// The value as of `now` (not before the last settle), with the newest fix's measurement time (monotonic).
-    func health(at now: Duration, lastFixMeasured: Duration?, statistics: ReportStatistics) -> LocationHealth {
+    func health(
+        at now: Duration, lastFixMeasured: Duration?, statistics: ReportStatistics, streamDrops: Int
+    ) -> LocationHealth {
         let now = max(now, since)
         var times = settled
         times[kind] += now - since
         return LocationHealth(
             reconnects: reconnects, fixes: fixes, fixesPerSecond: rate.perSecond(at: now, began: began),
-            timeInStatus: times, statistics: statistics, lastFixAge: lastFixMeasured.map { max(.zero, now - $0) })
+            timeInStatus: times, statistics: statistics, lastFixAge: lastFixMeasured.map { max(.zero, now - $0) },
+            streamDrops: streamDrops)
     }
 
     /// Takes what the metrics have not been told.

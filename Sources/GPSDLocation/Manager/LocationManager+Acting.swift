@@ -87,6 +87,9 @@ extension LocationManager {
     /// What holds a replay back while a consumer falls behind; `nil` for a live gpsd.
     package var backpressure: ReplayBackpressure? { source.backpressure }
 
+    /// A stream's buffer dropped `count` elements: counted in ``health`` and its metrics.
+    package func streamDropped(_ count: Int) { storage.streamDropped(count) }
+
     /// The newest fix and how long ago the receiver measured it, `nil` if that is not known.
     package var latestFix: (location: Location, age: Duration?)? {
         let now = clock.now

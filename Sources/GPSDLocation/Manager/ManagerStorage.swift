@@ -1,6 +1,7 @@
 import Logging
 import GPSDCore
 import GPSDSystem
+import Synchronization
 
 /// A ``LocationManager``'s state and the one lock that guards it: the only place that takes the lock (as
 /// `ChannelStorage` is in swift-async-algorithms). The state machine, the delegate's outbox, the threads to wait
@@ -83,6 +84,8 @@ final class ManagerStorage: Sendable {
     private let clock: any ManagerClock
     /// Where health goes, after the lock is released; `nil` for none.
     private let metrics: HealthMetrics?
+    /// What the streams' buffers dropped: counted by the streams as they drop, without the lock.
+    private let streamDrops = Atomic(0)
 
     /// - Parameters:
     ///   - requestTimeout: how long a one-shot request of the delegate waits at first.
@@ -398,10 +401,18 @@ final class ManagerStorage: Sendable {
     var statistics: ReportStatistics { state.withLock { $0.machine.epochs.statistics } }
     var health: LocationHealth {
         let now = clock.now
+        let streamDrops = streamDrops.load(ordering: .relaxed)
         return state.withLock { state in
             state.machine.health.health(
-                at: now, lastFixMeasured: state.machine.epochs.latest?.measured, statistics: state.machine.epochs.statistics)
+                at: now, lastFixMeasured: state.machine.epochs.latest?.measured,
+                statistics: state.machine.epochs.statistics, streamDrops: streamDrops)
         }
+    }
+
+    /// A stream's buffer dropped `count` elements: counted, and told the metrics (no lock held).
+    func streamDropped(_ count: Int) {
+        streamDrops.add(count, ordering: .relaxed)
+        metrics?.streamDropped(count)
     }
     var heading: Heading? { state.withLock { $0.machine.heading } }
     func snapshot(now: Duration, instant: ContinuousClock.Instant) -> LocationSnapshot {

@@ -156,6 +156,24 @@ struct HealthTests {
         #expect(age.lastValue == 5)
     }
 
+    @Test func whatAStreamsBufferDropsIsCountedAsDropped() async throws {
+        let gps = AsyncLocationManager(manager: manager)
+        let updates = gps.updates(bufferingPolicy: .bufferingNewest(4))
+        source.send(.connected)
+        for second in 0..<10 { source.send(Location.sample(second: second)) }
+        #expect(manager.health.streamDrops == 6, "ten fixes, four kept")
+        #expect(manager.health.drops == 6)
+        #expect(try metrics.expectCounter("gpsd_location_dropped_total", Self.dimensions + [("reason", "stream_buffer")])
+            .totalValue == 6)
+        var taken = 0
+        for try await _ in updates {
+            taken += 1
+            if taken == 4 { break }
+        }
+        await gps.stop()
+        #expect(manager.health.streamDrops == 6 && manager.health.fixes == 10)
+    }
+
     @Test func theDefaultDimensionNamesTheSource() throws {
         let metrics = TestMetrics()
         let server = try GPSDServer(parsing: "127.0.0.1:29470")
