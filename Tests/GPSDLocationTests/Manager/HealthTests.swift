@@ -163,6 +163,7 @@ struct HealthTests {
         for second in 0..<10 { source.send(Location.sample(second: second)) }
         #expect(manager.health.streamDrops == 6, "ten fixes, four kept")
         #expect(manager.health.drops == 6)
+        #expect(gps.health == manager.health, "the async manager's is the manager's, read without a task hop")
         #expect(try metrics.expectCounter("gpsd_location_dropped_total", Self.dimensions + [("reason", "stream_buffer")])
             .totalValue == 6)
         var taken = 0
