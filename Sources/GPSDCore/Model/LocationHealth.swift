@@ -16,8 +16,10 @@ public struct LocationHealth: Sendable, Hashable {
     /// The span ``fixesPerSecond`` is counted over: 10 seconds.
     public static let rateWindow: Duration = .seconds(10)
 
-    /// How many times the connection to gpsd failed (lost, refused, stalled past its timeout) while fixes were
-    /// wanted, and another attempt was to follow: each ``LocationStatus/reconnecting(attempt:after:because:)``.
+    /// How many times a connection to gpsd was lost (dropped, or stalled past its timeout) while fixes were wanted,
+    /// and the manager set out to reconnect: once an outage, however many attempts it took (the refused attempts
+    /// while gpsd is down are not counted again), as a fleet counts link losses. A first connection refused is no
+    /// reconnection.
     public var reconnects: Int
     /// How many fixes the manager received: one per receiver epoch (a later report of the same epoch that adds a
     /// value is not counted again), the fix gpsd held at a connection not counted. Counted whatever the filters.

@@ -14,6 +14,8 @@ struct HealthTracker {
     private var began: Duration = .zero
     /// The time of each kind up to ``since``.
     private var settled = StatusDurations()
+    /// The kind announced last: a reconnection is counted once an outage, not once an attempt.
+    private var lastAnnounced = StatusKind.stopped
     /// A kind announced and not yet timed: it is timed from the next ``settle(at:)``, the instant of its decision.
     private var announced: StatusKind?
     /// The newest fix counted: a later report of its epoch is not counted again.
@@ -54,13 +56,15 @@ struct HealthTracker {
         pending.status = (kind, statusChanges)
     }
 
-    /// A status was announced: a reconnection is counted; its time begins at the next ``settle(at:)``.
+    /// A status was announced: a connection lost is counted (its retries, each `connecting` then `reconnecting`
+    /// again, are not); its time begins at the next ``settle(at:)``.
     mutating func announced(_ status: LocationStatus) {
         let new = StatusKind(status)
-        if new == .reconnecting {
+        if new == .reconnecting, lastAnnounced != .connecting, lastAnnounced != .reconnecting {
             reconnects += 1
             pending.reconnects += 1
         }
+        lastAnnounced = new
         announced = new
     }
 

@@ -55,6 +55,30 @@ struct HealthTests {
         for _ in 13..<21 { clock.advance(by: .seconds(1)) }
     }
 
+    /// One outage is one reconnection, however many attempts gpsd refused meanwhile; a first connection refused is
+    /// none.
+    @Test func anOutageIsOneReconnectionWhateverItsAttempts() {
+        let refused = LocationError(.gpsdUnavailable, "cannot connect to gpsd: connection refused")
+        manager.startUpdatingLocation()
+        source.send(.failed(refused))                 // the first attempt refused: no reconnection yet
+        clock.advance(by: .seconds(60))
+        source.send(.connected)
+        source.send(Location.sample(second: 1))
+        #expect(manager.health.reconnects == 0)
+        source.send(.failed(lost))
+        for _ in 0..<3 {                              // gpsd down: three attempts refused
+            clock.advance(by: .seconds(60))
+            source.send(.failed(refused))
+        }
+        clock.advance(by: .seconds(60))
+        source.send(.connected)
+        source.send(Location.sample(second: 2))
+        #expect(manager.health.reconnects == 1)
+        source.send(.failed(lost))
+        #expect(manager.health.reconnects == 2, "a second outage")
+        manager.stopUpdatingLocation()
+    }
+
     @Test func countsReconnectsFixesAndDropsAndTimesEachStatus() {
         #expect(manager.health.fixes == 0 && manager.health.reconnects == 0)
         script()
