@@ -87,8 +87,9 @@ package struct WhereAmI: AsyncParsableCommand {
                 try await printOneFix(from: gps, to: Output(), status: status)
             }
         } catch let error as LocationError {
-            // Without a fix in time, what stood in the way: gpsd unreachable, no receiver, too few satellites.
-            let why = error.code == .timedOut ? status.obstacle.map { " (\($0))" } ?? "" : ""
+            // Without a fix in time, what stood in the way: gpsd unreachable, no receiver, too few satellites (a
+            // request's own timeout names it already, with the status in the error).
+            let why = error.code == .timedOut && error.status == nil ? status.obstacle.map { " (\($0))" } ?? "" : ""
             status.fail(error.message + why)
             throw ExitCode(Self.exitStatus(for: error))
         } catch let failure as Output.Failure {

@@ -112,9 +112,11 @@ extension WhereAmIProcessTests {
                 #expect(result.stderr.contains("1.0 s"), "and how long it waited: \(result.stderr)")
                 // gpsfake adds its receiver once whereami watches (the gate): gpsd may not have it yet after 1 s, and
                 // a whereami slow to start may not even have heard from gpsd; whichever, the status before a fix.
-                let reasons = ["(waiting for a fix", "(gpsd has no receiver)", "(connected", "(connecting"]
+                // A request's timeout names it itself (`: waiting for a fix`), a stream's whereami adds (`(waiting …`).
+                let reasons = ["waiting for a fix", "gpsd has no receiver", "connected", "connecting"]
                 let last = result.stderr.split(separator: "\n").last ?? ""
-                #expect(last.hasPrefix("whereami: no fix") && reasons.contains { last.contains(" \($0)") },
+                #expect(last.hasPrefix("whereami: no fix")
+                            && reasons.contains { last.contains(" (\($0)") || last.contains(": \($0)") },
                         "and what stood in the way: \(result.stderr)")
                 switch options.last {
                 case "gpx":

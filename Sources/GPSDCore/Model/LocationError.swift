@@ -63,17 +63,32 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
     public var errorNumber: Int32?
     /// For ``Code/timedOut`` and ``Code/locationUnknown``: the best fix seen before giving up, if any.
     public var bestLocation: Location?
+    /// For a request that reached its timeout: the manager's status then, what stood in the way of a fix
+    /// (``LocationStatus/reconnecting(attempt:after:because:)`` with gpsd unreachable,
+    /// ``LocationStatus/deviceGone(device:)``, ``LocationStatus/noDevice``, ``LocationStatus/waitingForFix(satellites:)``,
+    /// …; ``LocationStatus/fix(_:_:)`` when fixes came but none met the request's accuracy). ``message`` names it too.
+    ///
+    /// ```swift
+    /// } catch let error as LocationError where error.code == .timedOut {
+    ///     if case .deviceGone = error.status { alarm("the receiver is unplugged") }
+    /// }
+    /// ```
+    public var status: LocationStatus?
 
     /// Makes an error; mostly for tests and for sources of your own.
     ///
     /// ```swift
     /// let error = LocationError(.locationUnknown, "no fix in 30 s")
     /// ```
-    public init(_ code: Code, _ message: String, errorNumber: Int32? = nil, bestLocation: Location? = nil) {
+    public init(
+        _ code: Code, _ message: String, errorNumber: Int32? = nil, bestLocation: Location? = nil,
+        status: LocationStatus? = nil
+    ) {
         self.code = code
         self.message = message
         self.errorNumber = errorNumber
         self.bestLocation = bestLocation
+        self.status = status
     }
 
     /// `code: message`, e.g. `gpsd unavailable: cannot connect to gpsd at localhost:2947: …`.
@@ -88,5 +103,27 @@ extension SystemError {
     /// ``LocationError/errorNumber``.
     func locationError(_ code: LocationError.Code, _ doing: String) -> LocationError {
         LocationError(code, "\(doing): \(description)", errorNumber: number)
+    }
+}
+
+extension LocationStatus {
+    /// What this status says stands in the way of a fix, for a request's timeout, with the failure the attempts to
+    /// connect are retrying after (`lastFailure`), if any: `gpsd unreachable: cannot connect to gpsd at
+    /// localhost:2947: connection refused; reconnecting (attempt 3)`, `receiver gone (/dev/ttyUSB0)`, `gpsd has no
+    /// receiver`, …; `nil` when fixes are coming.
+    package func obstacle(lastFailure: LocationError?) -> String? {
+        func retrying(_ error: LocationError) -> String {
+            error.code == .gpsdUnavailable ? "gpsd unreachable: \(error.message)" : "\(error)"
+        }
+        switch self {
+        case .fix: return nil
+        case .connecting(let attempt):
+            let connecting = "connecting" + (attempt == 1 ? " to gpsd" : " (attempt \(attempt))")
+            return lastFailure.map { "\(retrying($0)); \(connecting)" } ?? connecting
+        case .connected: return "connected, no receiver has reported yet"
+        case .reconnecting(let attempt, _, let error): return "\(retrying(error)); reconnecting (attempt \(attempt))"
+        case .fixLost: return "the receiver lost its fix"
+        default: return description
+        }
     }
 }

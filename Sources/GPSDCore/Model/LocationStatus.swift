@@ -31,7 +31,7 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
     case stale(silentFor: Duration)
     /// The connection failed or could not be made (`because`); attempt `attempt` to connect comes after `after`
     /// (see ``ReconnectPolicy``).
-    case reconnecting(attempt: Int, after: Duration, because: LocationError)
+    indirect case reconnecting(attempt: Int, after: Duration, because: LocationError)
     /// Nothing wants fixes, or a fatal error ended the watch.
     case stopped
 

@@ -98,11 +98,26 @@ public final class AsyncLocationManager: Sendable {
     ///   - maximumAge: how old a fix may be to be returned without waiting; `nil` waits for a new one.
     ///   - desiredAccuracy: the horizontal accuracy in metres a fix must have; a fix of unknown accuracy does
     ///     not qualify. `nil` takes any.
-    /// - Throws: ``LocationError`` with ``LocationError/Code/timedOut`` (carrying the best fix seen, if any)
-    ///   when the timeout comes first; ``LocationError/Code/gpsdUnavailable`` at once when the first attempt to
-    ///   connect fails (a connection that drops after it was made is retried within the timeout, under the
-    ///   manager's ``LocationManager/reconnectPolicy``); the manager's ``LocationError`` for a fatal failure;
-    ///   `CancellationError` when the task is cancelled or ``stop()`` is called.
+    /// What stands in the way is said the same way whatever it is. A request made while the manager's watch is
+    /// under way (a stream running, say) waits out everything that may pass until its timeout: reconnection, gpsd
+    /// unreachable during a backoff, no receiver, a receiver gone, waiting for a fix. The timeout's error names
+    /// it: ``LocationError/status`` is the manager's status then, and the message says it first
+    /// (`no fix in 2.0 seconds: receiver gone (/dev/ttyUSB0)`, `no fix in 2.0 seconds: gpsd unreachable: cannot
+    /// connect to gpsd at localhost:2947: connection refused; reconnecting (attempt 3)`).
+    ///
+    /// ```swift
+    /// do {
+    ///     let fix = try await gps.requestLocation(timeout: .seconds(2))
+    /// } catch let error as LocationError where error.code == .timedOut {
+    ///     if case .deviceGone? = error.status { alarm("receiver unplugged") }
+    /// }
+    /// ```
+    /// - Throws: ``LocationError`` with ``LocationError/Code/timedOut`` (carrying the best fix seen, if any, and
+    ///   the status that stood in the way) when the timeout comes first; ``LocationError/Code/gpsdUnavailable`` at
+    ///   once when the request started the watch and its first attempt to connect fails (gpsd is not there: a
+    ///   program started without it learns so at once); the manager's ``LocationError`` for a failure that ends
+    ///   the watch (see ``LocationManager/reconnectPolicy``); `CancellationError` when the task is cancelled or
+    ///   ``stop()`` is called.
     public func requestLocation(
         timeout: Duration = AsyncLocationManager.defaultTimeout,
         maximumAge: Duration? = nil,
@@ -237,7 +252,8 @@ public final class AsyncLocationManager: Sendable {
     private func timeOut(_ id: SubscriptionID, after timeout: Duration, maximumAge: Duration?, desiredAccuracy: Double?) {
         guard let ended = manager.unsubscribe(id), let waiter = state.withLock({ $0.take(id) }) else { return }
         var message = "no fix" + (desiredAccuracy.map { " within \(JSONText.number($0)) m" } ?? "") + " in \(timeout)"
-        var reasons: [String] = []
+        // What stood in the way first: the status then (gpsd unreachable, receiver gone, …), if fixes were not coming.
+        var reasons: [String] = ended.obstacle.map { [$0] } ?? []
         if let desiredAccuracy, let best = ended.best {
             let accuracy = best.horizontalAccuracy.map { "±" + JSONText.fixed($0, digits: 1) + " m" } ?? "of unknown accuracy"
             reasons.append("the best fix was \(accuracy), wanted \(JSONText.number(desiredAccuracy)) m")
@@ -247,7 +263,8 @@ public final class AsyncLocationManager: Sendable {
             reasons.append("the fix gpsd held was \(age), wanted at most \(maximumAge.secondsText)")
         }
         if !reasons.isEmpty { message += ": " + reasons.joined(separator: "; ") }
-        waiter.continuation.resume(throwing: LocationError(.timedOut, message, bestLocation: ended.best ?? ended.refusedHeldFix))
+        waiter.continuation.resume(throwing: LocationError(
+            .timedOut, message, bestLocation: ended.best ?? ended.refusedHeldFix, status: ended.status))
     }
 
     /// Ends a request taken out of the state: cancels its timer, gives its subscription (or reservation) back,

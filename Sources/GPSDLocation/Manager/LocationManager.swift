@@ -243,8 +243,22 @@ public final class LocationManager: Sendable {
     /// Delivers one fix: the first that meets ``desiredAccuracy``, in one
     /// ``LocationManagerDelegate/locationManager(_:didUpdateLocations:)`` call; or one
     /// ``LocationManagerDelegate/locationManager(_:didFailWithError:)``: with ``LocationError/Code/locationUnknown``
-    /// after ``requestTimeout``, or with the error if its first connection cannot be made. Then stops, unless
-    /// continuous updates are on. A second call while one is pending replaces it.
+    /// after ``requestTimeout``, or with the error if the watch's first attempt to connect, made for it, cannot be
+    /// made. Then stops, unless continuous updates are on. A second call while one is pending replaces it.
+    ///
+    /// What stands in the way is said the same way whatever it is. A request made while the watch is under way
+    /// (updates or a stream running) waits out everything that may pass until its timeout: reconnection, gpsd
+    /// unreachable during a backoff, no receiver, a receiver gone, waiting for a fix. The timeout's error names
+    /// it: ``LocationError/status`` is the status then, and the message ends with it
+    /// (`no fix in 2.0 seconds: receiver gone (/dev/ttyUSB0)`, `no fix in 2.0 seconds: gpsd unreachable: cannot
+    /// connect to gpsd at localhost:2947: connection refused; reconnecting (attempt 3)`). Only a failure that
+    /// ends the watch (see ``reconnectPolicy``) fails it sooner.
+    ///
+    /// ```swift
+    /// func locationManager(_ manager: LocationManager, didFailWithError error: LocationError) {
+    ///     if case .deviceGone? = error.status { alarm("receiver unplugged") }
+    /// }
+    /// ```
     public func requestLocation() {
         perform(storage.requestLocation())
     }

@@ -26,7 +26,7 @@ extension LocationManagerStateMachine {
 
     /// A new one-shot request of the delegate, replacing a pending one; it fails after ``requestTimeout``.
     mutating func requestLocation() -> Decision {
-        let number = subscriptions.requestDelegateLocation(sawConnection: session.isConnected)
+        let number = subscriptions.requestDelegateLocation(sawConnection: session.isUnderWay)
         var decision = demandChanged()
         decision.timers.append(.requestTimeout(request: number, after: requestTimeout))
         return decision
@@ -34,9 +34,11 @@ extension LocationManagerStateMachine {
 
     mutating func requestTimedOut(_ number: Int) -> Decision {
         guard subscriptions.delegateRequestTimedOut(number) else { return Decision() }
+        let accuracy = subscriptions.desiredAccuracy.map { " within \($0) m" } ?? ""
+        let obstacle = status.current.obstacle(lastFailure: session.lastFailure).map { ": \($0)" } ?? ""
         let error = LocationError(
-            .locationUnknown, "no fix\(subscriptions.desiredAccuracy.map { " within \($0) m" } ?? "") in \(requestTimeout)",
-            bestLocation: epochs.latest?.location)
+            .locationUnknown, "no fix\(accuracy) in \(requestTimeout)\(obstacle)",
+            bestLocation: epochs.latest?.location, status: status.current)
         var decision = Decision()
         decision.call(.failure(error), generation: subscriptions.generation)
         demandChanged(into: &decision)
@@ -49,7 +51,7 @@ extension LocationManagerStateMachine {
     mutating func subscribe(
         _ id: SubscriptionID, _ request: SubscriptionRequest, _ consumer: any SubscriptionConsumer
     ) -> Decision? {
-        guard subscriptions.subscribe(id, request, consumer, sawConnection: session.isConnected) else { return nil }
+        guard subscriptions.subscribe(id, request, consumer, sawConnection: session.isUnderWay) else { return nil }
         // A timeline starts with the status it is in once subscribed: the session its subscription opens
         // (`connecting`, told to every timeline), or the status now if subscribing changes none; never the
         // `stopped` of before anything ran.
@@ -65,7 +67,9 @@ extension LocationManagerStateMachine {
     /// Gives an id back: a reservation is dropped, a live subscription ends. Returns what a live subscription
     /// had seen, or `nil` if it had ended already (or never subscribed).
     mutating func unsubscribe(_ id: SubscriptionID) -> (EndedSubscription, Decision)? {
-        guard let ended = subscriptions.unsubscribe(id) else { return nil }
+        guard var ended = subscriptions.unsubscribe(id) else { return nil }
+        ended.status = status.current
+        ended.obstacle = status.current.obstacle(lastFailure: session.lastFailure)
         return (ended, demandChanged())
     }
 

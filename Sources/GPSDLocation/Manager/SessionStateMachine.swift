@@ -23,6 +23,11 @@ struct SessionStateMachine {
     /// accepts and hangs up at once (a gpsd at its limit of clients), or greets first, does not reset the backoff.
     private(set) var failedAttempts = 0
     private var timerCount = 0
+    /// Whether the watch is under way: since it began (a fresh start), a session has connected or an attempt
+    /// has failed (``isUnderWay``).
+    private var underWay = false
+    /// The failure the attempts to connect are retrying after, until one connects: what a request's timeout names.
+    private(set) var lastFailure: LocationError?
     /// The watchdog's pending timer, and when the session last reported.
     private var watchdog: (timer: Int?, lastReport: Duration) = (nil, .zero)
     private var jitter: SplitMix64
@@ -93,6 +98,7 @@ struct SessionStateMachine {
     }
 
     private mutating func openNext(isFreshStart: Bool) -> SessionToOpen {
+        if isFreshStart { underWay = false }
         sessionCount += 1
         state = .opening(Opening(number: sessionCount))
         return SessionToOpen(number: sessionCount, attempt: failedAttempts + 1, isFreshStart: isFreshStart)
@@ -102,6 +108,8 @@ struct SessionStateMachine {
     private mutating func stop() {
         state = .idle
         failedAttempts = 0
+        underWay = false
+        lastFailure = nil
         watchdog.timer = nil
     }
 
@@ -114,12 +122,14 @@ struct SessionStateMachine {
     /// moves on with ``close(then:)``, once the caller knows whether fixes are still wanted.
     mutating func ended(by error: LocationError?, failedAt now: Duration? = nil) -> OnEnded {
         if let now, let since = connectedSince, now - since >= Self.connectionProvenAfter { failedAttempts = 0 }
+        underWay = true
         guard let error, error.code.isTransient, reconnectPolicy.allowsRetry(afterFailures: failedAttempts + 1) else {
             return .end
         }
         let delay = reconnectPolicy.delay(afterFailures: failedAttempts + 1, unit: jitter.nextUnit())
         guard !delay.meansNever else { return .end }
         failedAttempts += 1
+        lastFailure = error
         return .retry(after: delay, attempt: failedAttempts + 1, because: error)
     }
 
@@ -149,6 +159,8 @@ struct SessionStateMachine {
 
     /// The current session connected: the watchdog starts.
     mutating func connected(at now: Duration) -> Timer? {
+        underWay = true
+        lastFailure = nil
         switch state {
         case .opening(var opening):
             opening.connectedSince = now
@@ -217,6 +229,12 @@ struct SessionStateMachine {
         case .idle, .closing, .waitingToReconnect: false
         }
     }
+
+    /// Whether the watch is under way: since it began, a session has connected or an attempt has failed. A
+    /// one-shot request that subscribes now waits out whatever may pass (reconnection, gpsd unreachable during a
+    /// backoff, a receiver gone) until its timeout; one that subscribes before, to the watch's first attempt,
+    /// fails with that attempt if gpsd cannot be reached.
+    var isUnderWay: Bool { underWay }
 
     /// The open session, if one is.
     var openSession: (any SourceSession)? {

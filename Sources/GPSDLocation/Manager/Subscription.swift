@@ -118,6 +118,11 @@ package struct EndedSubscription: Sendable {
     package var best: Location?
     /// The newest fix gpsd held that a one-shot's maximum age refused (too old, or of unknown age), if any.
     package var refusedHeldFix: Location?
+    /// The manager's status when it ended: for a request's timeout, what stood in the way.
+    package var status: LocationStatus = .stopped
+    /// What that status says stood in the way, in words (``LocationStatus/obstacle(lastFailure:)``); `nil` if fixes
+    /// were coming.
+    package var obstacle: String?
 }
 
 /// What observers of a ``LocationManager`` are told: events that do not need the source to run.

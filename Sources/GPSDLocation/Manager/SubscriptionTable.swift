@@ -174,8 +174,8 @@ struct SubscriptionTable {
         return ending
     }
 
-    /// One-shot requests that have not seen a connection since they subscribed fail with `error`: their
-    /// connection was refused, not lost.
+    /// One-shot requests that subscribed to the watch's first attempt, which failed, fail with `error`: gpsd could
+    /// not be reached when they were made. Those made while the watch was under way wait.
     mutating func endRequestsThatNeverConnected(with error: LocationError) -> Ending {
         var ending = Ending()
         let failing = subscriptions.filter { $0.value.isOneShot && !$0.value.sawConnection }
@@ -307,8 +307,10 @@ struct Subscription {
     /// Whether it takes headings instead of fixes: the delegate's (``SubscriptionID/delegateHeadings``) or a
     /// consumer's (``SubscriptionRequest/headings(filter:)``).
     var takesHeadings = false
-    /// For a one-shot request: whether a session has connected since it subscribed. One that never saw a
-    /// connection fails with the first failed attempt; one whose connection dropped waits for the next.
+    /// For a one-shot request: whether the watch was under way when it subscribed (a session had connected or an
+    /// attempt had failed), or a session has connected since. One that did not, the watch's first attempt made
+    /// for it, fails with that attempt if gpsd cannot be reached; the others wait out every failure that may pass
+    /// until their timeout, whose error names the status then.
     var sawConnection = false
     /// The last fix delivered, for the distance filter.
     var lastDelivered: Location?

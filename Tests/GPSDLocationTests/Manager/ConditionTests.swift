@@ -141,8 +141,9 @@ struct TimeoutMessageTests {
             return
         }
         #expect(error.code == .timedOut)
-        #expect(error.message == "no fix in 4.0 seconds: the fix gpsd held was of unknown age (its time is not gpsd's clock's), "
-            + "wanted at most 5 s")
+        #expect(error.message == "no fix in 4.0 seconds: connected, no receiver has reported yet; the fix gpsd held was "
+            + "of unknown age (its time is not gpsd's clock's), wanted at most 5 s")
+        #expect(error.status == .connected(gpsdVersion: nil))
         #expect(error.bestLocation == held)
     }
 
