@@ -1,4 +1,4 @@
-package import FoundationEssentials
+public import FoundationEssentials
 
 /// Whether one receiver is standing still, judged fix by fix from its speed and the spread of its positions, as
 /// CoreLocation's `CLLocationUpdate.isStationary` says it.
@@ -41,7 +41,18 @@ package import FoundationEssentials
 /// - Accuracies are the receiver's word: positions that stray beyond ``Configuration/leavingRadiusFactor``
 ///   understated radii for the motion dwell end the rest.
 ///
+/// The defaults (``Configuration/init()``): rest is a speed at most 0.6 m/s, motion one above 1 m/s; stationary
+/// after 3 s and 3 epochs of rest, or 10 s when a fix had no certain speed; moving again after 1 s and 2 epochs of
+/// motion; a fix without an accuracy counts as 10 m, none as less than 2 m, and one 2 radii from the anchor is
+/// away; the anchor follows with a time constant of 60 s; a gap over 10 s starts over. gpsd 3.22 to 3.25 estimate
+/// the speed error of a receiver that sends none (NMEA) from its position errors, so such a receiver's fixes
+/// rarely have a certain speed: it turns stationary 10 receiver-seconds after it stops. Lower
+/// ``Configuration/positionOnlyDwell`` to judge sooner, at the cost of taking slow motion for rest for longer.
+///
 /// Its state is a few numbers whatever the number of fixes: no fix allocates. No input traps.
+///
+/// A live timeline judges rest this way with its manager's ``LocationManager/stationaryDetection`` (as
+/// ``LocationUpdate/isStationary``); a detector of your own judges any fixes:
 ///
 /// ```swift
 /// var detector = StationaryDetector()
@@ -49,44 +60,52 @@ package import FoundationEssentials
 ///     if detector.update(with: fix) { print("standing still") }
 /// }
 /// ```
-package struct StationaryDetector: Sendable, Equatable {
+public struct StationaryDetector: Sendable, Equatable {
     /// The thresholds of the judgement; the defaults suit a vehicle or a pedestrian with a consumer receiver.
-    package struct Configuration: Sendable, Equatable {
+    ///
+    /// ```swift
+    /// var slowRobot = StationaryDetector.Configuration()
+    /// slowRobot.restingSpeed = 0.1          // it drives at 0.3 m/s: that is motion
+    /// slowRobot.movingSpeed = 0.2
+    /// slowRobot.positionOnlyDwell = 4       // judge rest within 4 s even without a certain speed
+    /// gps.manager.stationaryDetection = slowRobot
+    /// ```
+    public struct Configuration: Sendable, Hashable {
         /// Metres per second: a certain speed at most this is evidence of rest; above it, the receiver does not
         /// become stationary.
-        package var restingSpeed = 0.6
+        public var restingSpeed = 0.6
         /// Metres per second: a speed above this is evidence of motion.
-        package var movingSpeed = 1.0
+        public var movingSpeed = 1.0
         /// Seconds of receiver time the evidence of rest must hold when every fix had a certain speed.
-        package var dwell: TimeInterval = 3
+        public var dwell: TimeInterval = 3
         /// Seconds of receiver time the evidence of rest must hold when a fix had no certain speed.
-        package var positionOnlyDwell: TimeInterval = 10
+        public var positionOnlyDwell: TimeInterval = 10
         /// Epochs the evidence of rest must hold on, at least.
-        package var dwellFixes = 3
+        public var dwellFixes = 3
         /// Seconds of receiver time the evidence of motion must hold, unbroken.
-        package var motionDwell: TimeInterval = 1
+        public var motionDwell: TimeInterval = 1
         /// Epochs the evidence of motion must hold on, at least.
-        package var motionFixes = 2
+        public var motionFixes = 2
         /// Metres: the radius of a fix that reports no horizontal accuracy, or one of 0.
-        package var defaultHorizontalAccuracy = 10.0
+        public var defaultHorizontalAccuracy = 10.0
         /// Metres: the smallest radius, whatever accuracy a fix claims.
-        package var minimumRadius = 2.0
+        public var minimumRadius = 2.0
         /// How many of its radii a fix must be from the anchor to be evidence of motion.
-        package var leavingRadiusFactor = 2.0
+        public var leavingRadiusFactor = 2.0
         /// Seconds: how slowly the anchor follows the positions once it is the mean of many.
-        package var anchorTimeConstant: TimeInterval = 60
+        public var anchorTimeConstant: TimeInterval = 60
         /// Seconds: a longer gap between two fixes starts over.
-        package var maximumGap: TimeInterval = 10
+        public var maximumGap: TimeInterval = 10
 
         /// The defaults.
-        package init() {}
+        public init() {}
     }
 
     /// The thresholds; changing them applies from the next fix.
-    package var configuration: Configuration
+    public var configuration: Configuration
 
     /// Whether the receiver is judged stationary after the fixes so far.
-    package var isStationary: Bool {
+    public var isStationary: Bool {
         if case .stationary = phase { true } else { false }
     }
 
@@ -95,13 +114,13 @@ package struct StationaryDetector: Sendable, Equatable {
     private var lastTime: Date?
 
     /// A detector that has seen no fix: not stationary.
-    package init(configuration: Configuration = Configuration()) {
+    public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
 
     /// Takes the next fix of one receiver (in receiver time order); returns whether the receiver is now judged
     /// stationary.
-    package mutating func update(with location: Location) -> Bool {
+    public mutating func update(with location: Location) -> Bool {
         let time = location.timestamp
         var step: TimeInterval = 0
         if let lastTime {
@@ -139,7 +158,7 @@ package struct StationaryDetector: Sendable, Equatable {
     }
 
     /// Forgets everything (a new session, the receiver went, the fix was lost, receiver time stepped back).
-    package mutating func reset() {
+    public mutating func reset() {
         phase = .settling(nil)
         lastTime = nil
     }

@@ -9,13 +9,18 @@ struct LiveTimeline {
     private var isCurrent = false
     private var status = LocationStatus.stopped
     private var rejection: FixRejection?
-    private var stationary = StationaryDetector()
+    private var stationary: StationaryDetector
     /// Whether a session of this timeline's source has been connected, and whether one is connecting now.
     private var connectedBefore = false
     private var connecting = false
     /// The newest heading, and whether none came for the stale timeout since.
     private var heading: Heading?
     private var headingSilent = false
+
+    /// A timeline that judges rest by `stationary`.
+    init(stationary: StationaryDetector.Configuration = StationaryDetector.Configuration()) {
+        self.stationary = StationaryDetector(configuration: stationary)
+    }
 
     /// The update `event` makes, or `nil` for the end (the outlet finishes the sequence) and for what a timeline
     /// does not follow.
@@ -86,11 +91,13 @@ struct LiveTimeline {
 }
 
 extension StreamOutlet {
-    /// A live timeline: each event folded into the next ``LocationUpdate`` (``LiveTimeline``), the updates of each
-    /// batch sent to `channel` together; an end finishes it.
-    static func timeline(_ channel: UpdateChannel<LocationUpdate, any Error>) -> StreamOutlet {
+    /// A live timeline: each event folded into the next ``LocationUpdate`` (``LiveTimeline``, judging rest by
+    /// `stationary`), the updates of each batch sent to `channel` together; an end finishes it.
+    static func timeline(
+        _ channel: UpdateChannel<LocationUpdate, any Error>, stationary: StationaryDetector.Configuration
+    ) -> StreamOutlet {
         // One thread passes a stream's events at a time; the lock only makes that visible to the compiler.
-        let timeline = Mutex(LiveTimeline())
+        let timeline = Mutex(LiveTimeline(stationary: stationary))
         return StreamOutlet(
             pass: { notices in
                 // Folded under the channel's lock, in order; the consumer is resumed after both locks.

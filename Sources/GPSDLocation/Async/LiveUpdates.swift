@@ -9,7 +9,9 @@ extension AsyncLocationManager {
     /// One timeline of fixes and conditions: a ``LocationUpdate`` for every fix that passes the filters and for every
     /// change of the manager's status, in the order the manager decided them, the status now first. Each carries the
     /// newest fix with its age, the status, and whether the fix is stale, unavailable, at rest, or from a source that
-    /// restarted: what `CLLocationUpdate.liveUpdates()` gives an Apple app.
+    /// restarted: what `CLLocationUpdate.liveUpdates()` gives an Apple app. Rest is judged by the manager's
+    /// ``LocationManager/stationaryDetection`` as it is when the timeline is made (``StationaryDetector`` states the
+    /// rule and its defaults).
     ///
     /// The timeline holds a subscription of the manager as ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``
     /// does, and goes on through reconnections (the status says them); a fatal failure ends it by throwing a
@@ -35,8 +37,9 @@ extension AsyncLocationManager {
         bufferingPolicy: AsyncThrowingStream<LocationUpdate, any Error>.Continuation.BufferingPolicy =
             AsyncLocationManager.defaultTimelineBufferingPolicy
     ) -> LiveUpdates {
-        LiveUpdates(subscribed(
+        let stationary = manager.stationaryDetection
+        return LiveUpdates(subscribed(
             .timeline(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter), limit: .init(bufferingPolicy),
-            outlet: StreamOutlet.timeline))
+            outlet: { StreamOutlet.timeline($0, stationary: stationary) }))
     }
 }

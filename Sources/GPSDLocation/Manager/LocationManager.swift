@@ -180,6 +180,20 @@ public final class LocationManager: Sendable {
         set { storage.configure { $0.staleTimeout = newValue } }
     }
 
+    /// How a live timeline judges the receiver at rest (``LocationUpdate/isStationary``): the thresholds and dwells
+    /// of ``StationaryDetector``, whose documentation states the rule and the defaults. A timeline takes the
+    /// configuration when it is made
+    /// (``AsyncLocationManager/liveUpdates(desiredAccuracy:distanceFilter:bufferingPolicy:)``); set it before.
+    ///
+    /// ```swift
+    /// gps.manager.stationaryDetection.positionOnlyDwell = 4   // rest within 4 s, without a certain speed too
+    /// for try await update in gps.liveUpdates() { … }
+    /// ```
+    public var stationaryDetection: StationaryDetector.Configuration {
+        get { storage.configuration.stationaryDetection }
+        set { storage.configure { $0.stationaryDetection = newValue } }
+    }
+
     /// Where the manager logs what gpsd sent that cannot be true (once per kind). `Logger(label: "GPSDLocation")`
     /// unless set.
     public var logger: Logger {

@@ -29,6 +29,8 @@ struct LocationManagerStateMachine {
     /// How many sessions have connected.
     var connections = 0
     private(set) var requestTimeout: Duration
+    /// How live timelines made from now on judge rest.
+    private(set) var stationaryDetection = StationaryDetector.Configuration()
 
     init(requestTimeout: Duration, jitterSeed: UInt64) {
         self.requestTimeout = requestTimeout
@@ -45,13 +47,15 @@ struct LocationManagerStateMachine {
         var requestTimeout: Duration
         var reconnectPolicy: ReconnectPolicy
         var staleTimeout: Duration
+        var stationaryDetection: StationaryDetector.Configuration
     }
 
     var configuration: Configuration {
         Configuration(
             desiredAccuracy: subscriptions.desiredAccuracy, distanceFilter: subscriptions.distanceFilter,
             headingFilter: subscriptions.headingFilter, requestTimeout: requestTimeout,
-            reconnectPolicy: session.reconnectPolicy, staleTimeout: session.staleTimeout)
+            reconnectPolicy: session.reconnectPolicy, staleTimeout: session.staleTimeout,
+            stationaryDetection: stationaryDetection)
     }
 
     /// New settings, each handed to the part it concerns: they apply from the next fix, request or timer on. A
@@ -63,6 +67,7 @@ struct LocationManagerStateMachine {
         requestTimeout = new.requestTimeout.asTimeout
         session.reconnectPolicy = new.reconnectPolicy
         session.staleTimeout = new.staleTimeout.asTimeout
+        stationaryDetection = new.stationaryDetection
     }
 
     // MARK: Demand

@@ -61,6 +61,28 @@ struct LiveTimelineTests {
         #expect(try Self.next(&timeline, .location(otherReceiver)).isNewFix, "another receiver's epoch is its own")
     }
 
+    /// Whether the timeline judges rest after each of `seconds` fixes at rest with no speed (as gpsd sends for a
+    /// receiver whose speed it cannot vouch for).
+    static func stationary(_ timeline: inout LiveTimeline, seconds: Range<Int>) throws -> [Bool] {
+        _ = timeline.update(for: .status(.fix(.threeDimensional, .gps)))
+        return try seconds.map { second in
+            var fix = Self.fix(second)
+            fix.speed = nil
+            return try Self.next(&timeline, .location(fix)).isStationary
+        }
+    }
+
+    @Test("rest without a certain speed: 10 receiver-seconds by default, the configured dwell otherwise")
+    func stationaryDetectionTakesItsConfiguration() throws {
+        var byDefault = LiveTimeline()
+        let judged = try Self.stationary(&byDefault, seconds: 0..<12)
+        #expect(judged == Array(repeating: false, count: 10) + [true, true], "stationary from the fix 10 s after the first")
+        var quick = StationaryDetector.Configuration()
+        quick.positionOnlyDwell = 2
+        var configured = LiveTimeline(stationary: quick)
+        #expect(try Self.stationary(&configured, seconds: 0..<4) == [false, false, true, true])
+    }
+
     @Test func aLostFixLeavesTheLastLocationStaleAndUnavailable() throws {
         var timeline = LiveTimeline()
         _ = timeline.update(for: .status(.fix(.threeDimensional, .gps)))
@@ -197,6 +219,26 @@ struct AsyncLiveUpdatesTests {
         var iterator = second.makeAsyncIterator()
         let start = try await iterator.next()
         #expect(start?.status == .deviceGone(device: "/dev/test") && start?.isNewFix == false)
+    }
+
+    @Test func aTimelineJudgesRestByTheManagersStationaryDetection() async throws {
+        let rig = AsyncRig()
+        rig.gps.manager.stationaryDetection.positionOnlyDwell = 2
+        let updates = rig.gps.liveUpdates()
+        rig.gps.manager.stationaryDetection.positionOnlyDwell = 60   // taken when the timeline was made
+        await rig.source.waitForOpening()
+        rig.source.send(.connected)
+        for second in 0..<4 {
+            var fix = Location.sample(second: second, metresPerSecond: 0)
+            fix.speed = nil
+            rig.source.send(fix)
+        }
+        var judged: [Bool] = []
+        for try await update in updates where update.isNewFix {
+            judged.append(update.isStationary)
+            if judged.count == 4 { break }
+        }
+        #expect(judged == [false, false, true, true])
     }
 
     @Test func aTimelineFilteredToSilenceIsToldWhyOnce() async throws {
