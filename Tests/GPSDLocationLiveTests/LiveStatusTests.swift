@@ -80,3 +80,50 @@ struct LiveStaleTests {
         }
     }
 }
+
+/// A receiver removed through gpsd's control socket, as unplugging it would, then added back.
+@Suite("A receiver removed and added back", .enabled(if: GPSFake.isAvailable), .serialized, .liveSuite,
+       .timeLimit(.minutes(1)))
+struct LiveReceiverGoneTests {
+    @Test("receiver gone stays past the stale timeout until the receiver is added back, and a request's timeout names it")
+    func receiverGoneStaysUntilItComesBack() async throws {
+        let cycles = (0..<600).map { NMEA.Track.epoch($0) }
+        try await withScratchDirectory { directory in
+            let log = try writeLog(cycles, named: "long.nmea", in: directory)
+            try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in
+                let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
+                manager.staleTimeout = .seconds(1)
+                manager.requestTimeout = .seconds(3)
+                let delegate = StreamingDelegate()
+                manager.delegate = delegate
+                manager.startUpdatingLocation()
+                defer { manager.stopUpdatingLocation() }
+
+                let before = await delegate.collectStatuses { $0.name == "fix" }
+                #expect(before.error == nil)
+                var device = before.locations.last?.device ?? manager.location?.device
+                if device == nil { device = await delegate.nextLocation()?.device ?? nil }
+                let receiver = try #require(device, "the fixes name their receiver")
+
+                try fake.removeDevice(receiver)
+                let gone = await delegate.collectStatuses { $0.name == "deviceGone" }
+                #expect(gone.error == nil && gone.statuses.last == .deviceGone(device: receiver), "\(gone.statuses)")
+
+                // A request waits out its 3 s, three times the stale timeout: the status stays, and the timeout says it.
+                manager.requestLocation()
+                let waiting = await delegate.collectStatuses { _ in false }
+                let failure = try #require(waiting.error)
+                #expect(waiting.statuses.isEmpty, "no `no report for 1 s` while the receiver is gone: \(waiting.statuses)")
+                #expect(failure.status == .deviceGone(device: receiver), "\(failure)")
+                #expect(failure.message.hasSuffix("receiver gone (\(receiver))"), "\(failure.message)")
+                #expect(manager.status == .deviceGone(device: receiver))
+
+                try fake.addDevice(receiver)
+                let back = await delegate.collectStatuses { $0.name == "fix" }
+                #expect(back.error == nil)
+                #expect(!back.statuses.contains { $0.name == "stale" }, "\(back.statuses)")
+                #expect(back.statuses.last?.name == "fix", "fixes again once it is back: \(back.statuses)")
+            }
+        }
+    }
+}
