@@ -17,7 +17,8 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
     case connecting(attempt: Int)
     /// Connected and watching; gpsd's release once its banner has arrived.
     case connected(gpsdVersion: String?)
-    /// gpsd has no receiver.
+    /// gpsd has no receiver. It stays until a receiver reports: gpsd has nothing to say meanwhile, so this is
+    /// never followed by ``stale(silentFor:)``.
     case noDevice
     /// A receiver reports, without a fix yet: the satellites it sees and uses, once it has said.
     case waitingForFix(satellites: SatelliteCount?)
@@ -25,9 +26,11 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
     case fix(Location.Fix, Location.Status)
     /// The receiver had a fix and has lost it. Told once, until a fix returns.
     case fixLost
-    /// gpsd says the receiver went away (a DEVICE report with `activated` 0): unplugged, say.
+    /// gpsd says the receiver went away (a DEVICE report with `activated` 0): unplugged, say. It stays until a
+    /// receiver reports again (gpsd's DEVICE with `activated` set, or a fix): the silence that follows is the
+    /// receiver's absence, not news, and does not turn it into ``stale(silentFor:)``.
     case deviceGone(device: String?)
-    /// No report at all for `silentFor`: gpsd or the receiver has stopped talking.
+    /// No report at all for `silentFor` while a receiver is there: gpsd or the receiver has stopped talking.
     case stale(silentFor: Duration)
     /// The connection failed or could not be made (`because`); attempt `attempt` to connect comes after `after`
     /// (see ``ReconnectPolicy``).

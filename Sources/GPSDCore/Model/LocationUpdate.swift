@@ -31,6 +31,7 @@ public struct LocationUpdate: Sendable, Hashable {
     public var isStale: Bool
     /// The receiver is judged at rest: its speeds low and its positions within their own accuracy of each other
     /// for a while, with hysteresis, so jitter at rest does not make it move and a start is seen within seconds.
+    /// ``StationaryDetector`` states the rule and its defaults; the manager's `stationaryDetection` sets them.
     public var isStationary: Bool
     /// The source restarted just before this update: a new session connected after an earlier one had (gpsd was
     /// restarted, the connection dropped and was made again, or a replay began again). What was known of the
