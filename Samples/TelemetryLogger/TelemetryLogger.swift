@@ -73,15 +73,19 @@ struct TelemetryService: Service {
         do {
             try await withGracefulShutdownHandler {
                 var logged: LocationStatus?
+                var lastFix: Location?
                 for try await update in timeline {
-                    if update.isNewFix, let fix = update.location {
+                    // Each fix delivered: a new epoch's (`isNewFix`), or a later report completing the epoch open
+                    // (the same epoch, `isNewFix` false, a location that changed); not the fix a status carries.
+                    if let fix = update.location, fix != lastFix {
+                        lastFix = fix
                         for over in epochs.add(fix) { log.append(over.jsonText) }
                     }
                     // Fixes stopped: the epochs open are over, and written before the status that says so.
                     if update.locationUnavailable {
                         for over in epochs.closeAll() { log.append(over.jsonText) }
                     }
-                    // The first update has the status now: `stopped`, if the source has not started yet.
+                    // The first update has the status the timeline is in (never `stopped` before it ran).
                     if update.status != logged, logged != nil || update.status != .stopped {
                         logged = update.status
                         log.append(StatusLine.make(update.status.name, message: update.status.description))
