@@ -97,7 +97,6 @@ struct LiveSnapshotTests {
         func problem(_ text: String) { problems.append("\(text): \(snapshot)") }
         let isFix = if case .fix = snapshot.status { true } else { false }
         if snapshot.isStale != (snapshot.location != nil && !isFix) { problem("stale disagrees with the status") }
-        if snapshot.heading == nil && snapshot.isHeadingStale { problem("no heading, yet stale") }
         if let age = snapshot.locationAge, age < .zero { problem("a negative fix age") }
         if let age = snapshot.headingAge, age < .zero { problem("a negative heading age") }
         if snapshot.location == nil && snapshot.locationAge != nil { problem("an age without a fix") }

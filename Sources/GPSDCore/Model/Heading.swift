@@ -43,8 +43,12 @@ public struct Heading: Sendable, Hashable, Codable {
     /// what makes two headings equal, nor of their JSON: it says when, not what.
     ///
     /// The delay is estimated from the heading's ``timestamp`` by the same relation of its receiver's clock to the
-    /// monotonic clock that a fix's is (see ``Location/age``), learnt from the receiver's live fixes; it is `nil`
-    /// (and so is ``age``) while that relation is not known: no ``timestamp``, or no live fix of the receiver yet.
+    /// monotonic clock that a fix's is (see ``Location/age``), learnt from the same receiver's live fixes (by
+    /// device); it is `nil` (and so is ``age``) when that relation does not vouch for the heading's time: no
+    /// ``timestamp``; no live fix of that device yet (a compass on a device of its own, whose ATTs carry no time of
+    /// its own); a time more than 32 s past the receiver's newest live fix (the fix lost for that long: the magnetic
+    /// heading outlives the fix, its age does not); or the receiver's time stepped back since. A loop that gates on
+    /// the age then holds; ``LocationSnapshot/isHeadingStale`` still says whether headings are coming.
     public var arrival: Location.Arrival?
 
     /// How long ago the heading was measured, on the monotonic clock, as ``Location/age`` is for a fix; `nil` when

@@ -11,15 +11,14 @@ import Glibc
 /// ```swift
 /// gps.manager.startUpdatingLocation()
 /// while running {                                   // the control tick, 10 Hz
-///     let now = ContinuousClock.now
 ///     let state = gps.manager.snapshot
-///     if let pose = try? state.predictedLocation(at: now), !state.isStale {
+///     if let pose = try? state.predictedLocation(at: state.instant), !state.isStale {
 ///         controller.track(pose.coordinate, within: pose.horizontalAccuracy)
 ///     } else {
 ///         controller.hold()
 ///     }
 ///     if let heading = state.heading, !state.isHeadingStale { controller.align(to: heading.trueHeading) }
-///     try await Task.sleep(until: now.advanced(by: .milliseconds(100)))
+///     try await Task.sleep(until: state.instant.advanced(by: .milliseconds(100)))
 /// }
 /// ```
 public struct LocationSnapshot: Sendable, Hashable {
@@ -45,8 +44,8 @@ public struct LocationSnapshot: Sendable, Hashable {
     /// The ``heading`` held is not a current one: none arrived for the manager's stale timeout, or the session or
     /// receiver is not reporting. `false` without a heading. As ``LocationUpdate/isHeadingStale``.
     public var isHeadingStale: Bool
-    /// The receiver is judged at rest, by every fix the manager received, as a live timeline judges it
-    /// (``LocationUpdate/isStationary``).
+    /// The receiver is judged at rest, by every live fix the manager received (not gpsd's held fix), by the rule and
+    /// configuration a live timeline uses (``LocationUpdate/isStationary``, ``LocationManager/stationaryDetection``).
     public var isStationary: Bool
     /// The satellites seen and used, from the newest sky; `nil` before one, and after the receiver went.
     public var satellites: SatelliteCount?
@@ -102,16 +101,16 @@ extension LocationSnapshot {
     /// with an uncertainty that grows with that time. At rest (``isStationary``) the position stays.
     ///
     /// The uncertainty, in metres at the fix's confidence, is the fix's own (``Location/horizontalAccuracy``), plus
-    /// the velocity's error over the time elapsed *t* (the speed's error along the track, ``Location/speedAccuracy``,
-    /// and across it the speed times the sine of the course's error, ``Location/courseAccuracy``, each 10 % of the
-    /// speed or 0.5 m/s when not known, whichever is larger), plus ½·`manoeuvreAcceleration`·*t²* for a vehicle
-    /// that brakes or turns meanwhile. `nil` if the fix has no accuracy.
+    /// the velocity's error over the time elapsed *t* (along the track the speed's error, ``Location/speedAccuracy``,
+    /// or when not known 10 % of the speed or 0.5 m/s, whichever is larger; across it the speed times the sine of the
+    /// course's error, ``Location/courseAccuracy``, or 10° when not known), plus ½·`manoeuvreAcceleration`·*t²* for
+    /// a vehicle that brakes or turns meanwhile. `nil` if the fix has no accuracy.
     ///
     /// Refused (``PredictionError``) without a fix, when the fix's age is not known, for a moving fix without
     /// speed or course, for an instant before the fix, and past `horizon` after it.
     ///
     /// ```swift
-    /// let pose = try snapshot.predictedLocation(at: tick)     // tick: a ContinuousClock.Instant
+    /// let pose = try snapshot.predictedLocation(at: snapshot.instant.advanced(by: .milliseconds(50)))
     /// print(pose.coordinate, "±", pose.horizontalAccuracy ?? .nan, "m,", pose.elapsed, "after the fix")
     /// ```
     public func predictedLocation(

@@ -61,7 +61,6 @@ struct LiveTimeline {
             if restarted {
                 isCurrent = false
                 stationary.reset()
-                headingSilent = false   // the new session's headings are judged afresh
             }
             status = new
         case .ended:
@@ -71,7 +70,8 @@ struct LiveTimeline {
             // heading, or one that ends a silence (the silence's end comes as its own event, after it).
             let first = heading == nil
             heading = new
-            guard first else { return nil }
+            // While silent, the silence's end, right after, makes the update.
+            guard first, !headingSilent else { return nil }
         case .headingSilence(let silent):
             guard silent != headingSilent else { return nil }
             headingSilent = silent

@@ -47,10 +47,11 @@ struct HeadingWatch {
         return .rescheduled(newTimer(after: timeout - silence))
     }
 
-    /// The session ended or the manager stopped: nothing is pending, and the next heading starts the watch anew.
-    /// A heading held from before is judged by the status meanwhile (``LiveTimeline``).
-    mutating func reset() {
+    /// A new session opens: nothing is pending, and the next heading starts the watch anew. `silent` when a heading
+    /// is held from before: it is not current until the next, which ends the silence.
+    mutating func reset(silent: Bool) {
         self = HeadingWatch(timers: timers)
+        isSilent = silent
     }
 
     private init(timers: Int) { self.timers = timers }

@@ -235,9 +235,7 @@ public final class LocationManager: Sendable {
     ///     robot.hold()
     /// }
     /// ```
-    public var snapshot: LocationSnapshot {
-        storage.snapshot(now: clock.now, instant: clock.arrival.instant)
-    }
+    public var snapshot: LocationSnapshot { storage.snapshot }
 
     /// How the manager has fared since it was made: reconnections, fixes and fixes a second, the time in each kind
     /// of status, what was dropped, the newest fix's age. Read at once, under the manager's lock for a moment, on any

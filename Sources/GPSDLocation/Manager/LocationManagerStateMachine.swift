@@ -67,6 +67,9 @@ struct LocationManagerStateMachine {
         requestTimeout = new.requestTimeout.asTimeout
         session.reconnectPolicy = new.reconnectPolicy
         session.staleTimeout = new.staleTimeout.asTimeout
+        if new.stationaryDetection != stationaryDetection {
+            stationary = StationaryDetector(configuration: new.stationaryDetection)   // judged afresh by the new rule
+        }
         stationaryDetection = new.stationaryDetection
     }
 
@@ -92,7 +95,10 @@ struct LocationManagerStateMachine {
     /// What opening session `next` means: a fresh start forgets the epochs; status says which attempt it is.
     mutating func open(_ next: SessionStateMachine.SessionToOpen, into decision: inout Decision) {
         if next.isFreshStart { epochs.startAfresh() }
-        headingWatch.reset()   // the next session's headings start the watch anew
+        // The next session's headings start the watch anew; a heading held from before is not current until one
+        // of the new session comes, which ends the silence.
+        headingWatch.reset(silent: heading != nil)
+        if heading != nil { decision.notifications.add(subscriptions.tellHeadingSilence(true)) }
         announce(status.connecting(attempt: next.attempt), into: &decision)
         decision.transition(.open(number: next.number))
     }

@@ -415,8 +415,9 @@ final class ManagerStorage: Sendable {
         metrics?.streamDropped(count)
     }
     var heading: Heading? { state.withLock { $0.machine.heading } }
-    func snapshot(now: Duration, instant: ContinuousClock.Instant) -> LocationSnapshot {
-        state.withLock { $0.machine.snapshot(now: now, instant: instant) }
+    /// Read under the lock, the clock too: no fix or heading in it arrived after its instant.
+    var snapshot: LocationSnapshot {
+        state.withLock { $0.machine.snapshot(now: clock.now, instant: clock.arrival.instant) }
     }
     var receiversKept: Int { state.withLock { $0.machine.epochs.coalescer.receiverCount } }
     var subscriptionCount: Int { state.withLock { $0.machine.subscriptions.subscriptions.count } }

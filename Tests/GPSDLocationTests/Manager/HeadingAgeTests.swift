@@ -36,14 +36,53 @@ struct HeadingAgeTests {
     @Test func aResetForgetsThePendingTimer() {
         var watch = HeadingWatch()
         let timer = watch.arrived(at: .zero, timeout: Self.timeout).timer!
-        watch.reset()
+        watch.reset(silent: false)
         #expect(watch.fired(timer.id, now: .seconds(9), timeout: Self.timeout) == .ignored)
         #expect(!watch.isSilent && watch.lastArrival == nil)
         let next = watch.arrived(at: .seconds(9), timeout: Self.timeout).timer
         #expect(next != nil && next?.id != timer.id, "a new timer, never mistaken for the old one")
     }
 
+    @Test func aNewSessionWithAHeadingHeldStartsSilentUntilItsFirstHeading() {
+        var watch = HeadingWatch()
+        _ = watch.arrived(at: .zero, timeout: Self.timeout)
+        watch.reset(silent: true)
+        #expect(watch.isSilent)
+        let first = watch.arrived(at: .seconds(3), timeout: Self.timeout)
+        #expect(first.endsSilence && first.timer != nil && !watch.isSilent)
+    }
+
     // MARK: The timeline, as a value
+
+    /// After a reconnection the heading held is the old session's: stale until the new session sends one, however
+    /// the new session's statuses go (the manager says so with a silence when it opens the session).
+    @Test func aHeadingFromBeforeAReconnectionStaysStaleUntilTheNextOne() throws {
+        var timeline = LiveTimeline()
+        for status in [LocationStatus.connecting(attempt: 1), .connected(gpsdVersion: nil), .fix(.threeDimensional, .gps)] {
+            _ = timeline.update(for: .status(status))
+        }
+        _ = timeline.update(for: .heading(Heading(trueHeading: 10)))
+        _ = timeline.update(for: .status(.reconnecting(attempt: 1, after: .seconds(1), because: LiveTimelineTests.lost)))
+        _ = timeline.update(for: .headingSilence(true))
+        for status in [LocationStatus.connecting(attempt: 2), .connected(gpsdVersion: nil), .fix(.threeDimensional, .gps)] {
+            let update = try LiveTimelineTests.next(&timeline, .status(status))
+            #expect(update.isHeadingStale, "\(status): the old session's heading")
+        }
+        #expect(timeline.update(for: .heading(Heading(trueHeading: 20))) == nil, "the silence's end makes the update")
+        let back = try LiveTimelineTests.next(&timeline, .headingSilence(false))
+        #expect(!back.isHeadingStale && back.heading?.trueHeading == 20)
+    }
+
+    /// A timeline made during an outage, before any heading: the first heading of the new session is current.
+    @Test func aTimelineMadeDuringASilenceTakesTheFirstHeadingAsCurrent() throws {
+        var timeline = LiveTimeline()
+        _ = timeline.update(for: .status(.connecting(attempt: 2)))
+        #expect(timeline.update(for: .headingSilence(true)) == nil)
+        _ = timeline.update(for: .status(.fix(.threeDimensional, .gps)))
+        #expect(timeline.update(for: .heading(Heading(trueHeading: 30))) == nil)
+        let update = try LiveTimelineTests.next(&timeline, .headingSilence(false))
+        #expect(!update.isHeadingStale && update.heading?.trueHeading == 30)
+    }
 
     @Test func aTimelineCarriesTheNewestHeadingAndUpdatesOnlyWhenItsConditionChanges() throws {
         var timeline = LiveTimeline()

@@ -116,9 +116,18 @@ struct SnapshotTests {
         rig.source.send(.report(.noFix(device: "/dev/test", time: NMEA.Track.time(15))))
         let lost = rig.manager.snapshot
         #expect(lost.isStale && lost.location == resting.location && !lost.isStationary && !lost.isHeadingStale)
-        // The headings stop: stale once none came for the stale timeout.
-        rig.clock.advance(by: rig.manager.staleTimeout)
-        #expect(rig.manager.snapshot.isHeadingStale)
+        // Fixes again, without headings: the heading is stale once none came for the stale timeout, while gpsd
+        // and the fixes are not.
+        let timeout = Int(rig.manager.staleTimeout / .seconds(1))
+        // (The last heading arrived at 14 s; it is 15 s now.)
+        for second in 15..<(14 + timeout) {
+            rig.source.send(Location.sample(second: second, metresPerSecond: 0))
+            #expect(!rig.manager.snapshot.isHeadingStale, "\(second - 14) s after the last heading")
+            rig.clock.advance(by: .seconds(1))
+        }
+        rig.source.send(Location.sample(second: 14 + timeout, metresPerSecond: 0))
+        let silent = rig.manager.snapshot
+        #expect(silent.isHeadingStale && !silent.isStale && silent.status == .fix(.threeDimensional, .gps))
         // gpsd goes and comes back: a second connection.
         rig.source.send(.failed(LocationError(.connectionLost, "lost")))
         #expect(rig.manager.snapshot.isHeadingStale && rig.manager.snapshot.isStale)
