@@ -1,3 +1,4 @@
+import FoundationEssentials
 package import GPSDLocation
 import GPSDSystem
 
@@ -158,8 +159,16 @@ package final class ScriptedSource: LocationSource {
 }
 
 extension GPSDReport {
-    /// A SKY with counts and no satellites listed, for tests of what the manager does with counts.
-    package static func sky(_ count: SatelliteCount) -> GPSDReport {
-        .sky(SkyView(satellites: [], visible: count.visible, used: count.used), listed: true)
+    /// A SKY with counts and no satellites listed, for tests of what the manager does with counts: of the
+    /// receiver of ``Location/sample(second:metresPerSecond:accuracy:device:)`` unless `device` says otherwise.
+    /// The manager passes its view on when its epoch ends (``noFix(second:device:)``, a fix of a later second).
+    package static func sky(_ count: SatelliteCount, device: String? = "/dev/test") -> GPSDReport {
+        .sky(SkyView(satellites: [], visible: count.visible, used: count.used, device: device), listed: true)
+    }
+
+    /// A TPV without a fix at `second` (the time of ``Location/sample(second:metresPerSecond:accuracy:device:)``):
+    /// it begins that second's epoch, so it ends the sky epoch before.
+    package static func noFix(second: Int, device: String? = "/dev/test") -> GPSDReport {
+        .noFix(device: device, time: Date(timeIntervalSince1970: 1_748_779_200 + Double(second)))
     }
 }

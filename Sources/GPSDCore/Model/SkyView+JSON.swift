@@ -7,16 +7,19 @@ import FoundationEssentials
 extension SkyView {
     /// The keys of a sky view's JSON object, in the order ``jsonText`` writes them.
     package enum JSONKey: String, CodingKey, CaseIterable {
-        case timestamp, device, visible, used, truncated, hdop, vdop, pdop, tdop, gdop, xdop, ydop, satellites
+        case timestamp, device, visible, used, truncated, hdop, vdop, pdop, tdop, gdop, xdop, ydop, constellations
+        case satellites
     }
 
     /// The view as one line of JSON, without a newline: the same object `JSONEncoder` makes of it, with its keys
     /// in a fixed order and values left out when unknown (a non-finite number too, and a timestamp with no
-    /// calendar date, and `truncated` unless ``isTruncated``). Each satellite is a ``Satellite/jsonText``.
+    /// calendar date, and `truncated` unless ``isTruncated``). The counts of each system (``constellations``) come
+    /// before the satellites, each a ``Satellite/jsonText``.
     ///
     /// ```swift
     /// print(sky.jsonText)
-    /// // {"visible":26,"used":10,"hdop":0.71,…,"satellites":[{"constellation":"GPS","id":2,"prn":2,…},…]}
+    /// // {"visible":26,"used":10,"hdop":0.71,…,"constellations":[{"constellation":"GPS","visible":8,"used":5},…],
+    /// //  "satellites":[{"constellation":"GPS","id":2,"prn":2,…},…]}
     /// let same = try JSONDecoder().decode(SkyView.self, from: Data(sky.jsonText.utf8))
     /// ```
     public var jsonText: String {
@@ -29,6 +32,7 @@ extension SkyView {
         for (key, value) in dilutionFields {
             if let value, value.isFinite { fields.append("\"\(key.rawValue)\":" + JSONText.number(value)) }
         }
+        fields.append("\"constellations\":[" + constellations.map(\.jsonText).joined(separator: ",") + "]")
         fields.append("\"satellites\":[" + satellites.map(\.jsonText).joined(separator: ",") + "]")
         return "{" + fields.joined(separator: ",") + "}"
     }
@@ -63,13 +67,14 @@ extension SkyView {
             }
             try container.encode(value, forKey: key)
         }
+        try container.encode(constellations, forKey: .constellations)
         try container.encode(satellites, forKey: .satellites)
     }
 
     /// Reads the object of ``jsonText``. A count outside 0…255, a dilution outside 0…10,000 or a time that is not an
     /// ISO 8601 UTC time of 1980 to 2099 throws `DecodingError.dataCorrupted` naming the key; without `satellites`
     /// it throws `DecodingError.keyNotFound`. `visible` and `used` default to what the satellites list, `truncated`
-    /// to `false`.
+    /// to `false`; `constellations` is not read, since it is counted from the satellites.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: JSONKey.self)
         func count(_ key: JSONKey) throws -> Int? {
@@ -105,6 +110,14 @@ extension SkyView {
                 latitude: try factor(.ydop)),
             timestamp: timestamp, device: try container.decodeIfPresent(String.self, forKey: .device),
             isTruncated: try container.decodeIfPresent(Bool.self, forKey: .truncated) ?? false)
+    }
+}
+
+extension SkyView.ConstellationCount {
+    /// The count as one JSON object, without a newline, as `JSONEncoder` makes it:
+    /// `{"constellation":"Galileo","visible":5,"used":4}`.
+    public var jsonText: String {
+        "{\"constellation\":" + JSONText.quoted(constellation.rawValue) + ",\"visible\":\(visible),\"used\":\(used)}"
     }
 }
 

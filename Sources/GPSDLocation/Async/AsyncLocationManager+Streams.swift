@@ -70,21 +70,26 @@ extension AsyncLocationManager {
         return channel
     }
 
-    /// The satellites the receiver reports, each with its place in the sky, its signal and whether the fix uses
-    /// it, with the counts and the DOPs, as they change, while fixes are being watched
-    /// (by a request, a stream or the delegate API). Observing does not by itself start the gpsd watch. The
-    /// sequence ends with ``stop()``, when this manager value is released, or as every stream does
-    /// (``UpdateSequence``). From a live gpsd, a consumer that falls behind gets the newest; a replay waits for it
-    /// instead, as for ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``, so it gets every
-    /// change.
+    /// The satellites each receiver sees, one whole view per receiver epoch: every satellite of every system with
+    /// its place in the sky, its signal and whether the fix uses it, the counts (in all and per system,
+    /// ``SkyView/constellations``) and the DOPs, stamped with the epoch's time, while fixes are being watched
+    /// (by a request, a stream or the delegate API). gpsd reports an epoch's satellites in several SKYs (a system
+    /// more in each); this gives the epoch's view once, when it is whole: at the epoch's last SKY once the
+    /// receiver's last two epochs showed how many SKYs an epoch brings, otherwise when the next epoch begins
+    /// (the rule: ``SkyView``). When the receiver goes, or loses its fix, an empty view of it follows (no
+    /// satellites, counts 0), and ``LocationManager/sky`` becomes `nil`. Observing does not by itself start the
+    /// gpsd watch. The sequence ends with ``stop()``, when this manager value is released, or as every stream does
+    /// (``UpdateSequence``). From a live gpsd, a consumer that falls more than 16 views behind loses the oldest; a
+    /// replay waits for it instead, as for ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``,
+    /// so it gets every view.
     ///
     /// ```swift
     /// for await sky in gps.satelliteUpdates() {
-    ///     print("\(sky.used)/\(sky.visible) satellites:", sky.satellites.map { "\($0.constellation) \($0.id)" })
+    ///     print("\(sky.used)/\(sky.visible) satellites:", sky.constellations.map { "\($0.constellation) \($0.used)" })
     /// }
     /// ```
     public func satelliteUpdates() -> SatelliteUpdates {
-        observations(startingWithStatus: false, keeping: 1) { event in
+        observations(startingWithStatus: false, keeping: 16) { event in
             guard case .satellites(let view) = event else { return nil }
             return view
         }

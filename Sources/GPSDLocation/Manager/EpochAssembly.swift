@@ -21,7 +21,10 @@ struct EpochAssembly {
     private(set) var latest: (location: Location, measured: Duration?)?
     /// Each receiver's relation of its time to the monotonic clock, by device: what ages are estimated by.
     private var clocks: [String: ReceiverClockFilter] = [:]
-    private(set) var sky: SkyView?
+    /// Each receiver's satellites, an epoch's SKYs made one view.
+    private var skies = SkyEpochs()
+    /// The newest whole view of a receiver's satellites passed on.
+    var sky: SkyView? { skies.newest }
     /// The counts of ``sky``.
     var satellites: SatelliteCount? { sky?.count }
     private(set) var statistics = ReportStatistics()
@@ -56,6 +59,7 @@ struct EpochAssembly {
     mutating func startAfresh() {
         coalescer.reset()
         ends.reset()
+        skies.reset()
         clocks.removeAll()
         deviations.removeAll()
         newestLiveFix.removeAll()
@@ -141,33 +145,31 @@ struct EpochAssembly {
         statistics.fixesWithoutTime += 1
     }
 
-    /// A SKY report: the view it gives, which is the view to tell.
-    ///
-    /// A SKY without a satellite list (gpsd 3.23 on sends one after an NMEA GGA, with the HDOP alone, and one
-    /// after each GSA, with HDOP, VDOP and PDOP) updates the view the same receiver last gave, so that neither
-    /// the list nor a factor blinks out between two full reports:
-    /// - the satellites it keeps, and with them their counts and whether the list was truncated, so that
-    ///   ``SkyView/used`` stays the number the list marks used (the GGA's count of the next epoch, told before its
-    ///   list, would not be);
-    /// - each factor of dilution the report gives replaces the last one, and each it lacks keeps its value.
-    mutating func sky(_ view: SkyView, listed: Bool) -> SkyView {
-        var view = view
-        if !listed, let last = sky, last.device == view.device {
-            if !last.satellites.isEmpty {
-                view.satellites = last.satellites
-                view.visible = last.visible
-                view.used = last.used
-                view.isTruncated = last.isTruncated
-            }
-            view.dilution = view.dilution.filled(from: last.dilution)
-        }
-        sky = view
-        return view
+    /// A SKY report: what it completes (``SkyEpochs``).
+    mutating func sky(_ view: SkyView, listed: Bool) -> SkyEpochs.OnSky {
+        skies.sky(view, listed: listed)
     }
 
-    /// The receiver went, or the session ended: its satellite count is no longer true.
+    /// A TPV live from a receiver (a fix or not): the sky epoch it ends, and whether the receiver lost its fix
+    /// (``SkyEpochs/fix(device:time:isFix:)``).
+    mutating func skyEpoch(device: String?, time: Date?, isFix: Bool) -> SkyEpochs.OnFix {
+        skies.fix(device: device, time: time, isFix: isFix)
+    }
+
+    /// A recording ended: the sky epochs under way, complete since none of them can grow.
+    mutating func finishSkyEpochs() -> [SkyView] {
+        skies.finish()
+    }
+
+    /// The receiver at `device` went or lost its fix (`nil`: every receiver): its satellites are no longer true.
+    /// Returns whether any were known.
+    mutating func forgetSatellites(of device: String?) -> Bool {
+        skies.clear(device: device)
+    }
+
+    /// The session ended: its satellites are no longer true.
     mutating func forgetSatellites() {
-        sky = nil
+        skies.sessionEnded()
     }
 
     /// A value that cannot be true, or a SKY too long for libgps: counted. Returns whether it is the first of its
@@ -208,15 +210,5 @@ struct EpochAssembly {
         let seconds = time.timeIntervalSince(location.timestamp)
         guard (-1...86_400).contains(seconds) else { return nil }
         return .seconds(max(0, seconds))
-    }
-}
-
-extension DilutionOfPrecision {
-    /// These factors, each one missing taken from `older`.
-    fileprivate func filled(from older: DilutionOfPrecision) -> DilutionOfPrecision {
-        DilutionOfPrecision(
-            horizontal: horizontal ?? older.horizontal, vertical: vertical ?? older.vertical,
-            position: position ?? older.position, time: time ?? older.time, geometric: geometric ?? older.geometric,
-            longitude: longitude ?? older.longitude, latitude: latitude ?? older.latitude)
     }
 }

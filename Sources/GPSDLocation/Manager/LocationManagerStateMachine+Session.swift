@@ -128,6 +128,7 @@ extension LocationManagerStateMachine {
     ) {
         switch report {
         case .fix(let location):
+            receiverReported(device: location.device, time: location.timestamp, isFix: true, into: &decision)
             receive(location, origin: .live, now: now, arrival: arrival, into: &decision)
         case .fixWithoutTime:
             // A receiver's first report of a session, before it knows the date: held back, counted.
@@ -150,25 +151,22 @@ extension LocationManagerStateMachine {
             if watch.endsSilence { decision.notifications.add(subscriptions.tellHeadingSilence(false)) }
             if delivery.toDelegate { decision.call(.heading(heading), generation: subscriptions.headingGeneration) }
             announce(status.reportArrived(), into: &decision)
-        case .sky(let view, let listed):
-            let view = epochs.sky(view, listed: listed)
-            observe(.satellites(view), into: &decision)
-            if subscriptions.delegateSubscribed { decision.call(.satellites(view), generation: subscriptions.generation) }
-            announce(status.sky(view.count), into: &decision)
+        case .sky(let view, let listed): skyReported(view, listed: listed, into: &decision)
         case .version(let release): announce(status.version(release), into: &decision)
         case .devices(let count):
-            if count == 0 { epochs.forgetSatellites() }
+            if count == 0 { clearSatellites(of: nil, into: &decision) }
             announce(status.devices(count: count), into: &decision)
         case .device(let path, let active):
             // A receiver that went away ends the epoch streams hold of it (of every receiver, if gpsd named none).
             if !active {
-                epochs.forgetSatellites()
+                clearSatellites(of: path, into: &decision)
                 subscriptions.flushHeldEpochs(into: &decision.notifications, device: path)
             }
             announce(status.device(path, active: active), into: &decision)
-        case .noFix(let device, _):
+        case .noFix(let device, let time):
             // That receiver has lost its fix: the epoch streams hold of it is over.
             subscriptions.flushHeldEpochs(into: &decision.notifications, device: device ?? "")
+            receiverReported(device: device, time: time, isFix: false, into: &decision)
             announce(status.noFix(), into: &decision)
         case .deviation(let deviation, let device, let time):
             guard let time else { return announce(status.reportArrived(), into: &decision) }
@@ -231,6 +229,7 @@ extension LocationManagerStateMachine {
         with error: LocationError?, failedAt now: Duration? = nil, into decision: inout Decision
     ) {
         let next: SessionStateMachine.NextStep
+        if error == nil { finishSkyEpochs(into: &decision) }
         epochs.forgetSatellites()
         switch session.ended(by: error, failedAt: now) {
         case .retry(let delay, let attempt, let error):

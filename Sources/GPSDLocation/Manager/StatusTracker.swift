@@ -84,11 +84,15 @@ struct StatusTracker {
         return reportArrived()
     }
 
-    /// A report from the receiver without a fix: after a fix, the fix is lost (once); otherwise still waiting.
+    /// A report from the receiver without a fix: after a fix, the fix is lost (once), and the satellites counted
+    /// with it are forgotten; otherwise still waiting.
     mutating func noFix() -> LocationStatus? {
         switch base {
-        case .fix, .fixLost: set(.fixLost)
-        default: set(.waitingForFix(satellites: satellites))
+        case .fix:
+            satellites = nil
+            return set(.fixLost)
+        case .fixLost: return set(.fixLost)
+        default: return set(.waitingForFix(satellites: satellites))
         }
     }
 

@@ -13,12 +13,14 @@ struct SatelliteUpdatesTests {
         let first = Task { try await gps.requestLocation(timeout: .seconds(60)) }
         await source.waitForOpening(count: 1)
         source.send(.report(.sky(SatelliteCount(visible: 9, used: 0))))
+        source.send(.report(.noFix(second: 1)))   // the next epoch
         #expect(await satellites.next()?.count == SatelliteCount(visible: 9, used: 0))
         source.send(.failed(LocationError(.connectionLost, "gone")))
         _ = await first.result
         let second = Task { try await gps.requestLocation(timeout: .seconds(60)) }
         await source.waitForOpening(count: 2)
         source.send(.report(.sky(SatelliteCount(visible: 9, used: 7))))
+        source.send(.report(.noFix(second: 2)))
         #expect(await satellites.next()?.count == SatelliteCount(visible: 9, used: 7), "still streaming after the failure")
         source.send(Location.sample(second: 1))
         _ = try await second.value

@@ -285,46 +285,17 @@ struct EpochAssemblyTests {
         #expect(assembly.statistics.rejectedFixes == 0)
     }
 
-    @Test func skyKeepsTheNewestCount() {
+    @Test func skyKeepsTheNewestWholeViewUntilItsReceiverIsForgotten() {
         var assembly = EpochAssembly()
         #expect(assembly.satellites == nil)
-        _ = assembly.sky(SkyView(satellites: [], visible: 12, used: 8), listed: true)
-        _ = assembly.sky(SkyView(satellites: [], visible: 10, used: 4), listed: true)
-        #expect(assembly.satellites == SatelliteCount(visible: 10, used: 4))
-    }
-
-    @Test func aSkyWithoutAListKeepsTheSameReceiversSatellites() {
-        var assembly = EpochAssembly()
-        let listed = [
-            Satellite(constellation: .gps, id: 5, prn: 5, elevation: 40, azimuth: 90, signalStrength: 41, isUsed: true),
-            Satellite(constellation: .galileo, id: 11, prn: 311, elevation: 20, azimuth: 200, signalStrength: 0),
-        ]
-        let full = SkyView(satellites: listed, dilution: .init(horizontal: 1.2, vertical: 2.0, position: 2.3, time: 1.1),
-                           device: "/dev/ttyACM0")
-        #expect(assembly.sky(full, listed: true) == full)
-        // gpsd 3.25 after a GSA: HDOP, PDOP and the count used, no list. The list keeps its count (one used); the
-        // factors given replace the listed ones, the others stay.
-        let dops = SkyView(satellites: [], visible: 0, used: 3, dilution: .init(horizontal: 0.9, position: 1.5),
-                           device: "/dev/ttyACM0")
-        let merged = assembly.sky(dops, listed: false)
-        #expect(merged.satellites == listed)
-        #expect(merged.dilution == DilutionOfPrecision(horizontal: 0.9, vertical: 2.0, position: 1.5, time: 1.1))
-        #expect(merged.count == SatelliteCount(visible: 2, used: 1))
-        #expect(merged.used == merged.satellites.count(where: \.isUsed))
-        #expect(assembly.sky == merged)
-        // The next epoch's GGA: its HDOP alone, and a used count of the epoch whose list has not come yet.
-        let gga = SkyView(satellites: [], visible: 0, used: 2, dilution: .init(horizontal: 1.0), device: "/dev/ttyACM0")
-        let next = assembly.sky(gga, listed: false)
-        #expect(next.dilution == DilutionOfPrecision(horizontal: 1.0, vertical: 2.0, position: 1.5, time: 1.1))
-        #expect(next.count == SatelliteCount(visible: 2, used: 1) && next.satellites == listed)
-        // Another receiver's SKY without a list does not inherit the first one's satellites.
-        let other = SkyView(satellites: [], visible: 0, used: 2, device: "/dev/ttyUSB1")
-        #expect(assembly.sky(other, listed: false).satellites.isEmpty)
-        // A listed SKY with no satellites empties the list.
-        #expect(assembly.sky(SkyView(satellites: [], device: "/dev/ttyUSB1"), listed: true).satellites.isEmpty)
-        // Without a list to keep, a SKY of DOPs alone gives its own counts.
-        let counted = assembly.sky(SkyView(satellites: [], visible: 0, used: 4, device: "/dev/ttyUSB1"), listed: false)
-        #expect(counted.count == SatelliteCount(visible: 4, used: 4))
+        _ = assembly.sky(SkyView(satellites: [], visible: 12, used: 8, device: "/dev/a"), listed: true)
+        #expect(assembly.satellites == nil, "its epoch may bring more")
+        let ended = assembly.skyEpoch(device: "/dev/a", time: Self.time(1), isFix: true).ended
+        #expect(ended?.count == SatelliteCount(visible: 12, used: 8))
+        #expect(assembly.satellites == SatelliteCount(visible: 12, used: 8))
+        let known = assembly.forgetSatellites(of: "/dev/a")
+        #expect(known)
+        #expect(assembly.sky == nil)
     }
 
     // MARK: A fresh start

@@ -76,11 +76,13 @@ struct LocationManagerStateTests: ManagerTesting {
         #expect(manager.skippedLineCount == 0)
     }
 
-    @Test func satellitesAreTheLastSkyReport() {
+    @Test func satellitesAreTheLastWholeEpochs() {
         #expect(manager.satellites == nil)
         manager.startUpdatingLocation()
         source.send(.report(.sky(SatelliteCount(visible: 12, used: 8))))
-        source.send(.report(.sky(SatelliteCount(visible: 11, used: 9))))
+        source.send(.report(.sky(SatelliteCount(visible: 11, used: 9))))   // lists no more: another epoch
+        #expect(manager.satellites == SatelliteCount(visible: 12, used: 8))
+        source.send(.report(.noFix(second: 1)))
         #expect(manager.satellites == SatelliteCount(visible: 11, used: 9))
         drain()
         #expect(delegate.events == [])

@@ -21,15 +21,18 @@ struct StatusTests: ManagerTesting {
         #expect(manager.status == .noDevice)
         source.send(.report(.device(path: "/dev/ttyUSB0", active: true)))
         #expect(manager.status == .waitingForFix(satellites: nil))
-        source.send(.report(.sky(SatelliteCount(visible: 9, used: 0))))
         source.send(noFix())
+        source.send(.report(.noFix(second: 0)))
+        source.send(.report(.sky(SatelliteCount(visible: 9, used: 0))))
+        #expect(manager.status == .waitingForFix(satellites: nil), "the epoch may bring more satellites")
+        source.send(.report(.noFix(second: 1)))   // the next epoch: the satellites of the one before are whole
         #expect(manager.status == .waitingForFix(satellites: SatelliteCount(visible: 9, used: 0)))
         source.send(.report(.sky(SatelliteCount(visible: 11, used: 6))))
-        var twoD = Location.sample(second: 1)
+        var twoD = Location.sample(second: 2)
         twoD.fix = .twoDimensional
         source.send(twoD)
-        source.send(Location.sample(second: 2))
-        source.send(Location.sample(second: 3))   // the same kind of fix: no new status
+        source.send(Location.sample(second: 3))
+        source.send(Location.sample(second: 4))   // the same kind of fix: no new status
         drain()
         #expect(delegate.statuses == [
             .connecting(attempt: 1), .connected(gpsdVersion: nil), .connected(gpsdVersion: "3.22"), .noDevice,
@@ -39,7 +42,7 @@ struct StatusTests: ManagerTesting {
         ])
     }
 
-    @Test("the delegate hears of each SKY's satellites while it has updates on, and not after it stops them")
+    @Test("the delegate hears of each epoch's satellites while it has updates on, and not after it stops them")
     func theDelegateHearsOfTheSatellites() {
         let satellites = [
             Satellite(constellation: .gps, id: 5, prn: 5, elevation: 40, azimuth: 90, signalStrength: 41, isUsed: true),
@@ -49,19 +52,25 @@ struct StatusTests: ManagerTesting {
         source.send(.report(.sky(first, listed: true)))   // nothing watched yet: no session, nothing told
         manager.startUpdatingLocation()
         source.send(.connected)
+        source.send(.report(.noFix(second: 1, device: "/dev/ttyUSB0")))
         source.send(.report(.sky(first, listed: true)))
-        // A SKY of DOPs alone: the delegate is told the satellites the receiver listed last.
+        // The next epoch ends the first; a SKY of DOPs alone keeps the satellites the receiver listed last.
+        source.send(.report(.noFix(second: 2, device: "/dev/ttyUSB0")))
         let dops = SkyView(satellites: [], visible: 0, used: 1, dilution: .init(horizontal: 0.9), device: "/dev/ttyUSB0")
         source.send(.report(.sky(dops, listed: false)))
+        source.send(.report(.noFix(second: 3, device: "/dev/ttyUSB0")))
         drain()
+        var stamped = first
+        stamped.timestamp = Location.sample(second: 1).timestamp
         var merged = first
         merged.dilution = .init(horizontal: 0.9)
-        #expect(delegate.skies == [first, merged])
+        merged.timestamp = Location.sample(second: 2).timestamp
+        #expect(delegate.skies == [stamped, merged], "each stamped with its epoch's time")
         #expect(manager.sky == merged)
         manager.stopUpdatingLocation()
         source.send(.report(.sky(first, listed: true)))
         drain()
-        #expect(delegate.skies == [first, merged], "not told after stopUpdatingLocation()")
+        #expect(delegate.skies == [stamped, merged], "not told after stopUpdatingLocation()")
     }
 
     @Test func aLostFixIsToldOnceUntilAFixReturns() {

@@ -25,12 +25,28 @@ struct SkyViewJSONTests {
     @Test func theDocumentedKeysInTheDocumentedOrder() {
         #expect(Self.full.jsonText == #"{"timestamp":"2025-06-01T12:00:05.250Z","device":"/dev/ttyACM0","#
             + #""visible":4,"used":1,"hdop":0.71,"vdop":1.11,"pdop":1.32,"tdop":1.14,"gdop":2.2,"xdop":0.59,"#
-            + #""ydop":0.79,"satellites":["#
+            + #""ydop":0.79,"constellations":[{"constellation":"GPS","visible":1,"used":1},"#
+            + #"{"constellation":"BeiDou","visible":1,"used":0},{"constellation":"GLONASS","visible":1,"used":0}],"#
+            + #""satellites":["#
             + #"{"constellation":"GPS","id":2,"prn":2,"elevation":63.0,"azimuth":95.0,"#
             + #""signalStrength":44.0,"used":true,"health":"healthy"},"#
             + #"{"constellation":"GLONASS","id":24,"prn":88,"elevation":4.0,"azimuth":287.0,"#
             + #""signalStrength":0.0,"used":false},"#
             + #"{"constellation":"BeiDou","id":34,"prn":434,"used":false,"health":"unhealthy"}]}"#)
+    }
+
+    @Test func theCountsOfEachSystemAreCountedFromTheSatellitesAndNotRead() throws {
+        #expect(Self.full.constellations == [
+            .init(constellation: .gps, visible: 1, used: 1), .init(constellation: .beidou, visible: 1, used: 0),
+            .init(constellation: .glonass, visible: 1, used: 0),
+        ])
+        #expect(Self.full.count(for: .glonass) == SatelliteCount(visible: 1, used: 0))
+        #expect(Self.full.count(for: .galileo) == SatelliteCount(visible: 0, used: 0))
+        // Counts that disagree with the list are not read: the list is what can be checked.
+        let text = #"{"constellations":[{"constellation":"Galileo","visible":9,"used":9}],"#
+            + #""satellites":[{"constellation":"GPS","id":5,"prn":5,"used":true}]}"#
+        let read = try JSONDecoder().decode(SkyView.self, from: Data(text.utf8))
+        #expect(read.constellations == [.init(constellation: .gps, visible: 1, used: 1)])
     }
 
     @Test func codableAndJSONTextWriteTheSameObject() throws {
@@ -48,8 +64,8 @@ struct SkyViewJSONTests {
 
     @Test func aSparseViewOmitsWhatIsUnknown() throws {
         let sparse = SkyView(satellites: [])
-        #expect(sparse.jsonText == #"{"visible":0,"used":0,"satellites":[]}"#)
-        #expect(Set(try object(JSONEncoder().encode(sparse)).keys) == ["visible", "used", "satellites"])
+        #expect(sparse.jsonText == #"{"visible":0,"used":0,"constellations":[],"satellites":[]}"#)
+        #expect(Set(try object(JSONEncoder().encode(sparse)).keys) == ["visible", "used", "constellations", "satellites"])
         #expect(try JSONDecoder().decode(SkyView.self, from: Data(sparse.jsonText.utf8)) == sparse)
     }
 
