@@ -28,25 +28,23 @@ extension WhereAmI {
     /// What reaches --sky's wait.
     private enum SkyEvent: Sendable {
         case view(SkyView)
-        case fix(Date)
         /// The stream of fixes or the request ended: a failure (gpsd out of reach, the recording's end), or none.
         case ended((any Error)?)
         case deadline
     }
 
-    /// --sky: waits, as one fix does (up to --timeout, 30 s by default), for the satellites: the first report
-    /// that lists any, completed by the rest of its epoch (``SkyWait``), and writes them as a table or one JSON
-    /// object (``SkyView/jsonText``).
+    /// --sky: waits, as one fix does (up to --timeout, 30 s by default), for the satellites: the first whole
+    /// epoch's view that lists any (the library gathers an epoch's SKYs into one, ``AsyncLocationManager/satelliteUpdates()``),
+    /// and writes it as a table or one JSON object (``SkyView/jsonText``).
     ///
     /// A one-shot request starts the watch, so gpsd out of reach fails at once as for one fix; a stream of fixes
-    /// keeps the watch on after the request's fix, and tells the epochs apart.
+    /// keeps the watch on after the request's fix.
     func printSky(from gps: AsyncLocationManager, to output: Output, status: StatusReporter) async throws {
         let timeout = request.firstFixTimeout
         status.say("waiting for the satellites" + (timeout.isUnlimited ? "" : " (up to \(timeout) s)"))
         let skies = gps.satelliteUpdates()
         let fixes = gps.updates(bufferingPolicy: .unbounded)
         let (events, sink) = AsyncStream.makeStream(of: SkyEvent.self)
-        var wait = SkyWait()
         var result: Result<SkyView, any Error>?
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -54,7 +52,7 @@ extension WhereAmI {
             }
             group.addTask {
                 do {
-                    for try await fix in fixes { sink.yield(.fix(fix.timestamp)) }
+                    for try await _ in fixes {}
                     sink.yield(.ended(nil))
                 } catch { sink.yield(.ended(error)) }
             }
@@ -72,16 +70,14 @@ extension WhereAmI {
             loop: for await event in events {
                 switch event {
                 case .view(let view):
-                    if let complete = wait.view(view) { result = .success(complete); break loop }
-                case .fix(let time):
-                    if let complete = wait.fix(at: time) { result = .success(complete); break loop }
+                    // An empty view says the receiver went or lost its fix: nothing to print.
+                    if !view.satellites.isEmpty { result = .success(view); break loop }
                 case .ended(let error?) where !(error is CancellationError):
-                    result = wait.held.map { .success($0) } ?? .failure(error)
+                    result = .failure(error)
                     break loop
                 case .ended: continue
                 case .deadline:
-                    result = wait.held.map { .success($0) }
-                        ?? .failure(LocationError(.timedOut, "no satellites within \(timeout) s"))
+                    result = .failure(LocationError(.timedOut, "no satellites within \(timeout) s"))
                     break loop
                 }
             }
@@ -100,46 +96,7 @@ extension WhereAmI {
     }
 }
 
-/// When --sky has the satellites: gpsd reports an epoch's satellites in several SKYs (gpsd 3.22 and 3.25 send
-/// one after each system's GSV set: GPS and GLONASS, then Galileo added, then BeiDou), so the first report that
-/// lists any may hold some systems only. The wait keeps the newest view of that epoch, and ends when the epoch
-/// does: at a view that lists no more satellites than the one held (the next epoch starting over, or the same
-/// satellites again), or at a fix later than the fix the held view came after.
-struct SkyWait {
-    /// The newest view of the epoch, once one listed satellites.
-    private(set) var held: SkyView?
-    /// The time of the fix the held view's epoch began with: the newest before it, or the first after it.
-    private var epochFix: Date?
-    private var newestFix: Date?
-
-    /// A view: `nil` while the epoch may list more, or the view to print.
-    mutating func view(_ view: SkyView) -> SkyView? {
-        guard !view.satellites.isEmpty else { return nil }
-        guard let held else {
-            self.held = view
-            epochFix = newestFix
-            return nil
-        }
-        if view.satellites.count <= held.satellites.count {
-            return view.satellites.count == held.satellites.count ? view : held
-        }
-        self.held = view
-        return nil
-    }
-
-    /// A fix's time: `nil`, or the held view when the fix belongs to a later epoch.
-    mutating func fix(at time: Date) -> SkyView? {
-        newestFix = max(newestFix ?? time, time)
-        guard let held else { return nil }
-        guard let epochFix else {
-            epochFix = time
-            return nil
-        }
-        return time > epochFix ? held : nil
-    }
-}
-
-/// --sky's text: the counts and DOPs, then a row per satellite.
+/// --sky's text: the counts, in all and per system, and the DOPs, then a row per satellite.
 enum SkyTable {
     static let columns = ["System", "ID", "PRN", "Elev", "Azim", "C/N0", "Used", "Health"]
 
@@ -148,6 +105,7 @@ enum SkyTable {
                      + (sky.device.map { " (\(Field.printable($0)))" } ?? "")]
         // gpsd listed more than libgps holds: the rows are the first ones, the counts the whole list's.
         if sky.isTruncated { lines.append("Listed:     the first \(sky.satellites.count) (libgps holds no more)") }
+        if !sky.constellations.isEmpty { lines.append("Systems:    " + systems(sky) + " (used/visible)") }
         let d = sky.dilution
         let dops = [("HDOP", d.horizontal), ("VDOP", d.vertical), ("PDOP", d.position), ("TDOP", d.time),
                     ("GDOP", d.geometric)].compactMap { name, value in value.map { "\(name) \(JSONText.fixed($0, digits: 2))" } }
@@ -169,6 +127,11 @@ enum SkyTable {
             lines.append(cells.joined(separator: "  ").trimmingTrailingSpaces())
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `GPS 5/8, SBAS 0/1, Galileo 4/5`: each system's satellites used and in view.
+    static func systems(_ sky: SkyView) -> String {
+        sky.constellations.map { "\($0.constellation) \($0.used)/\($0.visible)" }.joined(separator: ", ")
     }
 
     private static func degrees(_ value: Double?) -> String {

@@ -113,8 +113,28 @@ struct WatchPanel: Sendable {
             row("Time", l.flatMap { Field.timestamp($0.timestamp) }),
             row("Age", age.map { Self.fixed(max(0, $0 / .seconds(1)), 1) + " s" }),
             row("Satellites", sky.map { "\($0.used) used of \($0.visible) in view" }),
+        ] + systemRows + [
             row("DOP", dop.flatMap { $0.isEmpty ? nil : $0 }),
         ]
+    }
+
+    /// Each system's satellites used and in view (`GPS 5/8  GLONASS 4/6`), on as many rows as the left column
+    /// needs; none before a view lists satellites.
+    var systemRows: [String] {
+        let counts = sky?.constellations.map { "\($0.constellation) \($0.used)/\($0.visible)" } ?? []
+        guard !counts.isEmpty else { return [] }
+        let room = Self.leftWidth - 12
+        var rows: [String] = []
+        var line = ""
+        for count in counts {
+            if !line.isEmpty, line.count + 2 + count.count > room {
+                rows.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : "  ") + count
+        }
+        rows.append(line)
+        return rows.enumerated().map { index, text in Self.padded(index == 0 ? "Systems" : "", to: 12) + text }
     }
 
     // MARK: - Text

@@ -45,7 +45,7 @@ extension WhereAmIProcessTests {
             }
         }
 
-        @Test("--sky prints a table: the counts, then a row per satellite of every system")
+        @Test("--sky prints a table: the counts, in all and per system, then a row per satellite of every system")
         func skyText() async throws {
             try await withGPSFake("multignss.nmea", cycle: 0.02, once: false) { fake in
                 let result = try await whereami("--sky", fake.server)
@@ -54,7 +54,10 @@ extension WhereAmIProcessTests {
                 #expect(result.stderr.contains("waiting for the satellites"), "\(result.stderr)")
                 let lines = result.stdoutLines
                 #expect(lines.first?.hasPrefix("Satellites: ") == true && lines.first?.contains("of 26 visible") == true)
-                let header = try #require(lines.firstIndex { $0.hasPrefix("System") }, "\(result.stdout)")
+                let systems = try #require(lines.first { $0.hasPrefix("Systems: ") }, "\(result.stdout)")
+                #expect(["GPS", "SBAS", "Galileo", "BeiDou", "QZSS", "GLONASS"].allSatisfy { systems.contains(" \($0) ") },
+                        "each system's counts: \(systems)")
+                let header = try #require(lines.firstIndex { $0.hasPrefix("System ") }, "\(result.stdout)")
                 #expect(lines[header].split(separator: " ") == ["System", "ID", "PRN", "Elev", "Azim", "C/N0", "Used", "Health"])
                 let rows = lines[(header + 1)...].map { $0.split(separator: " ").map(String.init) }
                 #expect(rows.count == 26)

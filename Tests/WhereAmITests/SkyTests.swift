@@ -4,7 +4,7 @@ import GPSDLocation
 import Testing
 @testable import WhereAmICore
 
-/// --sky in-process: its command line, when its wait has the satellites, and its table.
+/// --sky in-process: its command line and its table.
 @Suite("whereami --sky, in-process")
 struct SkyTests {
     @Test("--sky waits for the satellites as one fix waits, in text or json")
@@ -33,59 +33,9 @@ struct SkyTests {
         _ = try WhereAmI.parse(arguments)   // the same without --sky is a fix's command line
     }
 
-    // MARK: The wait
-
-    private static func view(_ systems: [(Satellite.Constellation, Int)], signal: Double = 40) -> SkyView {
-        SkyView(satellites: systems.map { Satellite(constellation: $0.0, id: $0.1, prn: $0.1, signalStrength: signal) })
-    }
-
-    private static let gps = [(Satellite.Constellation.gps, 2), (.gps, 5)]
-    private static let glonass = [(Satellite.Constellation.glonass, 1), (.glonass, 8)]
-    private static let galileo = [(Satellite.Constellation.galileo, 3)]
-    private static let t0 = Date(timeIntervalSince1970: 1_748_779_200)
-
-    @Test("an epoch's views grow by system; the next epoch's first view, shorter, ends the wait with the whole")
-    func theEpochEndsWhenTheListStartsOver() {
-        var wait = SkyWait()
-        #expect(wait.fix(at: Self.t0) == nil)
-        #expect(wait.view(SkyView(satellites: [])) == nil, "a view without satellites is not held")
-        #expect(wait.view(Self.view(Self.gps + Self.glonass)) == nil)
-        #expect(wait.fix(at: Self.t0) == nil, "the same epoch's fix again (gpsd 3.25: one per sentence)")
-        let whole = Self.view(Self.gps + Self.glonass + Self.galileo)
-        #expect(wait.view(whole) == nil)
-        #expect(wait.view(Self.view(Self.gps + Self.glonass, signal: 30)) == whole)
-    }
-
-    @Test("the next epoch's fix ends the wait with the newest view")
-    func aLaterFixEndsTheEpoch() {
-        var wait = SkyWait()
-        #expect(wait.fix(at: Self.t0) == nil)
-        #expect(wait.view(Self.view(Self.gps)) == nil)
-        let whole = Self.view(Self.gps + Self.glonass)
-        #expect(wait.view(whole) == nil)
-        #expect(wait.fix(at: Self.t0.addingTimeInterval(1)) == whole)
-    }
-
-    @Test("a receiver whose satellites come before its fix: the first fix after them is their epoch's")
-    func satellitesBeforeTheFix() {
-        var wait = SkyWait()
-        #expect(wait.view(Self.view(Self.gps)) == nil)
-        #expect(wait.fix(at: Self.t0) == nil)
-        #expect(wait.fix(at: Self.t0.addingTimeInterval(1)) == Self.view(Self.gps))
-    }
-
-    @Test("the same satellites again: the newer view, whole")
-    func theSameListAgain() {
-        var wait = SkyWait()
-        #expect(wait.view(Self.view(Self.gps)) == nil)
-        let newer = Self.view(Self.gps, signal: 35)
-        #expect(wait.view(newer) == newer)
-        #expect(wait.held == Self.view(Self.gps))
-    }
-
     // MARK: The table
 
-    @Test("the table: counts, DOPs, a row per satellite, '-' for what is unknown")
+    @Test("the table: counts, in all and per system, DOPs, a row per satellite, '-' for what is unknown")
     func table() {
         let sky = SkyView(
             satellites: [
@@ -97,6 +47,7 @@ struct SkyTests {
             timestamp: Date(timeIntervalSince1970: 1_748_779_205), device: "/dev/tty\u{1B}[2J")
         #expect(SkyTable.text(sky) == """
             Satellites: 1 used of 3 visible (/dev/tty\u{FFFD}[2J)
+            Systems:    GPS 1/1, BeiDou 0/1 (used/visible)
             DOP:        HDOP 0.71, PDOP 1.30
             Time:       2025-06-01T12:00:05.000Z
 
@@ -112,7 +63,8 @@ struct SkyTests {
         let satellites = (1...140).map { Satellite(constellation: .gps, id: $0, prn: $0, isUsed: $0 % 3 == 1) }
         let sky = SkyView(satellites: satellites, visible: 141, used: 47, isTruncated: true)
         let lines = SkyTable.text(sky).split(separator: "\n", omittingEmptySubsequences: false)
-        #expect(lines.prefix(2) == ["Satellites: 47 used of 141 visible", "Listed:     the first 140 (libgps holds no more)"])
+        #expect(lines.prefix(3) == ["Satellites: 47 used of 141 visible", "Listed:     the first 140 (libgps holds no more)",
+                                    "Systems:    GPS 47/140 (used/visible)"])
         #expect(!SkyTable.text(SkyView(satellites: satellites)).contains("Listed:"))
     }
 }

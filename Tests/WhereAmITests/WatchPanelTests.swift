@@ -63,7 +63,26 @@ struct WatchPanelTests {
         #expect(rows["Time"] == "2025-06-01T12:00:05.000Z")
         #expect(rows["Age"] == "2.5 s")
         #expect(rows["Satellites"] == "3 used of 6 in view")
+        #expect(rows["Systems"] == "GPS 3/3  GLONASS 0/3")
         #expect(rows["DOP"] == "H 0.9  V 1.4")
+    }
+
+    @Test("each system's satellites used and in view, on as many rows as the left column needs")
+    func systemRows() {
+        var panel = Self.panel()
+        let systems: [Satellite.Constellation] = [.gps, .sbas, .galileo, .beidou, .qzss, .glonass]
+        panel.sky = SkyView(satellites: systems.enumerated().flatMap { index, system in
+            (1...(index + 2)).map { Satellite(constellation: system, id: $0, prn: $0, isUsed: $0 == 1) }
+        })
+        let rows = panel.systemRows
+        #expect(rows == [
+            "Systems     GPS 1/2  SBAS 1/3  Galileo 1/4",
+            "            BeiDou 1/5  QZSS 1/6  GLONASS 1/7",
+        ])
+        #expect(rows.allSatisfy { $0.count <= WatchPanel.leftWidth })
+        #expect(panel.lines(columns: 120, rows: 40).contains { $0.hasPrefix(rows[1]) })
+        panel.sky = SkyView(satellites: [])   // cleared: the receiver went
+        #expect(panel.systemRows.isEmpty)
     }
 
     @Test("a heading, once known, replaces n/a; the age follows the panel's moment")
@@ -93,6 +112,7 @@ struct WatchPanelTests {
             #expect(rows[label] == "-", "\(label): \(rows[label] ?? "no row")")
         }
         #expect(rows["Heading"] == "n/a")
+        #expect(rows["Systems"] == nil, "no row before a view lists satellites")
     }
 
     @Test("the status line: reconnecting, stale, receiver gone, the end of a recording")
@@ -170,9 +190,9 @@ struct WatchPanelTests {
     func shortScreenCutsTheTable() throws {
         let lines = Self.panel(satellites: 30).lines(columns: 60, rows: 24)
         #expect(lines.count == 24)
-        #expect(lines.last == "+24 more", "\(lines)")
+        #expect(lines.last == "+25 more", "\(lines)")   // below a row of the systems' counts
         let header = try #require(lines.firstIndex(of: SatelliteTable.header))
-        #expect(lines.count - header - 2 == 30 - 24)
+        #expect(lines.count - header - 2 == 30 - 25)
     }
 
     @Test("a narrow screen drops the sky plot; a wide one has it right of the values")
