@@ -1,7 +1,13 @@
 public import FoundationEssentials
 
-/// The satellites a receiver sees, as its last SKY report gave them: each ``Satellite``, the counts, and the
-/// dilution of precision of the geometry it uses.
+/// The satellites a receiver sees in one epoch: each ``Satellite``, the counts (in all, and per system:
+/// ``constellations``), and the dilution of precision of the geometry it uses.
+///
+/// The manager gives one whole view per receiver epoch, gathered from gpsd's SKY reports, which come a system at
+/// a time: the epoch's last list, the newest of each DOP its SKYs gave, stamped with the epoch's time (the
+/// SKYs', or else its fixes'). The rule of when an epoch is whole is in
+/// ``AsyncLocationManager/satelliteUpdates()``. A view with no satellites and counts 0 says that the receiver
+/// went or lost its fix.
 ///
 /// The counts are those of gpsd's list as sent, even when libgps holds fewer satellites than gpsd listed
 /// (``isTruncated``).
@@ -9,6 +15,7 @@ public import FoundationEssentials
 /// ```swift
 /// for await sky in gps.satelliteUpdates() {
 ///     print("\(sky.used)/\(sky.visible) satellites, HDOP", sky.dilution.horizontal ?? .nan)
+///     for system in sky.constellations { print(" \(system.constellation): \(system.used)/\(system.visible)") }
 /// }
 /// ```
 public struct SkyView: Sendable, Hashable, Codable {
@@ -33,7 +40,8 @@ public struct SkyView: Sendable, Hashable, Codable {
     public var isTruncated: Bool
     /// How the geometry of the satellites used multiplies the receiver's ranging error.
     public var dilution: DilutionOfPrecision
-    /// The receiver's time of the report, if gpsd gave one.
+    /// The epoch's time: the SKYs' own, or else that of the receiver's fixes the SKYs came after; `nil` for a
+    /// receiver that gave neither.
     public var timestamp: Date?
     /// The receiver that reported it (gpsd's device path), if gpsd named one.
     public var device: String?

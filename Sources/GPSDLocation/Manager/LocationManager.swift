@@ -207,11 +207,16 @@ public final class LocationManager: Sendable {
     /// ``Location/age`` says how long ago it arrived.
     public var location: Location? { storage.latest?.location }
 
-    /// How many satellites the receiver last reported seeing and using: the counts of ``sky``.
+    /// How many satellites the receiver sees and uses, as its newest whole epoch counted them: the counts of ``sky``.
     public var satellites: SatelliteCount? { storage.sky?.count }
 
-    /// The satellites the receiver last reported, each with its place in the sky, signal and use, and the DOPs;
-    /// `nil` before the first SKY report, and once the receiver has gone or the session has ended.
+    /// The satellites of the newest whole receiver epoch, each with its place in the sky, signal and use, the
+    /// counts (in all and per system) and the DOPs, as ``AsyncLocationManager/satelliteUpdates()`` gives them;
+    /// `nil` before the first epoch's view, and once the receiver has gone, lost its fix or the session has ended.
+    ///
+    /// ```swift
+    /// if let sky = manager.sky { print(sky.count(for: .gps).used, "GPS satellites used") }
+    /// ```
     public var sky: SkyView? { storage.sky }
 
     /// Whether fixes are available, and if not why.

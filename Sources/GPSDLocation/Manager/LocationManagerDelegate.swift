@@ -30,8 +30,10 @@ public protocol LocationManagerDelegate: AnyObject, Sendable {
     /// A new heading, while ``LocationManager/startUpdatingHeading()`` is on: one that differs by at least
     /// ``LocationManager/headingFilter`` from the last. Optional.
     func locationManager(_ manager: LocationManager, didUpdateHeading heading: Heading)
-    /// The satellites of a SKY report (``LocationManager/sky``), while the delegate has updates on or a request
-    /// pending, as Android's `GnssStatus.Callback` and Qt's `satellitesInViewUpdated` tell them. Optional.
+    /// One whole view of the satellites per receiver epoch (``LocationManager/sky``; the rule:
+    /// ``AsyncLocationManager/satelliteUpdates()``), while the delegate has updates on or a request pending, as
+    /// Android's `GnssStatus.Callback` and Qt's `satellitesInViewUpdated` tell them; an empty view of a receiver
+    /// that went or lost its fix. Optional.
     func locationManager(_ manager: LocationManager, didUpdateSatellites sky: SkyView)
 }
 
