@@ -181,6 +181,8 @@ struct SkyTruncationManagerTests: ManagerTesting {
         let entries = SkyTruncationTests.entries(212)
         source.send(try events(SkyTruncationTests.line(entries), decoder: decoder))
         source.send(try events(#"{"class":"SKY","device":"/dev/ttyACM0","hdop":0.7,"uSat":9}"#, decoder: decoder))
+        // The next epoch's TPV ends the epoch of the two SKYs: its view is passed on whole.
+        source.send(.report(.noFix(second: 1, device: "/dev/ttyACM0")))
         let sky = try #require(manager.sky)
         #expect(sky.used == entries.count(where: \.used))
         #expect(sky.visible == 212)

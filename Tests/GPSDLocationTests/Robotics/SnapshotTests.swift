@@ -102,9 +102,9 @@ struct SnapshotTests {
         for second in 0..<15 {
             rig.source.send(Location.sample(second: second, metresPerSecond: 0))
             rig.source.send(.report(.attitude(Heading(trueHeading: 180, timestamp: NMEA.Track.time(second), device: "/dev/test"))))
+            rig.source.send(.report(.sky(SatelliteCount(visible: 9, used: 7))))
             rig.clock.advance(by: .seconds(1))
         }
-        rig.source.send(.report(.sky(SkyView(satellites: [], visible: 9, used: 7), listed: false)))
         let resting = rig.manager.snapshot
         #expect(resting.location == Location.sample(second: 14, metresPerSecond: 0))
         #expect(resting.locationAge == .seconds(1) && resting.headingAge == .seconds(1))
