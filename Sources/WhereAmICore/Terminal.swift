@@ -19,18 +19,27 @@ struct Output: Sendable {
 /// Status for people, on standard error, unless --quiet.
 final class StatusReporter: Sendable {
     let quiet: Bool
-    /// The manager's last status before it stopped, kept even when quiet: it explains a missing fix.
-    private let lastStatus = Mutex<LocationStatus?>(nil)
+    /// Whether the run is one fix, which says once what it waits for (``WhereAmI/printOneFix(from:to:status:)``):
+    /// then the manager's "waiting for a fix" is not said again (it is kept, as ``obstacle``), nor are its retries
+    /// before a first connection. Those are its stream of epochs' alone: the fix's request fails at once then, as
+    /// one fix does when gpsd cannot be reached, and the run ends.
+    let oneFix: Bool
+    /// The manager's last status before it stopped, kept even when quiet: it explains a missing fix; and whether it
+    /// has connected.
+    private let lastStatus = Mutex<(status: LocationStatus?, connected: Bool)>((nil, false))
 
-    init(quiet: Bool) { self.quiet = quiet }
+    init(quiet: Bool, oneFix: Bool = false) {
+        self.quiet = quiet
+        self.oneFix = oneFix
+    }
 
     /// What stood in the way of a fix at the last change (gpsd unreachable, no receiver, too few satellites), if
     /// anything did.
     var obstacle: LocationStatus? {
-        lastStatus.withLock { status in
-            switch status {
+        lastStatus.withLock { last in
+            switch last.status {
             case .fix?, .stopped?, nil: nil
-            default: status
+            default: last.status
             }
         }
     }
@@ -38,7 +47,19 @@ final class StatusReporter: Sendable {
     /// A change of the manager's status: kept, and said.
     func report(_ status: LocationStatus) {
         guard status != .stopped else { return }
-        lastStatus.withLock { $0 = status }
+        let connected = lastStatus.withLock { last in
+            last.status = status
+            if case .connected = status { last.connected = true }
+            return last.connected
+        }
+        if oneFix {
+            switch status {
+            case .waitingForFix: return
+            case .reconnecting where !connected: return
+            case .connecting(let attempt) where attempt > 1 && !connected: return
+            default: break
+            }
+        }
         say("\(status)")
     }
 

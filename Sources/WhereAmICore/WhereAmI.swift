@@ -60,7 +60,8 @@ package struct WhereAmI: AsyncParsableCommand {
             throw ExitCode(66)
         }
         // The panel shows the status; a line on standard error would be written across it.
-        let status = StatusReporter(quiet: output.quiet || request.watch)
+        let oneFix = !satellites.sky && !request.watch && !request.follow
+        let status = StatusReporter(quiet: output.quiet || request.watch, oneFix: oneFix)
         // A terminal that hangs up fails writes with EIO, racing the SIGHUP that comes with it: either way the
         // terminal has gone, and the run ends as SIGHUP ends it.
         let onTerminal = isatty(STDOUT_FILENO) == 1
@@ -137,17 +138,6 @@ package struct WhereAmI: AsyncParsableCommand {
         var count = 0
         guard let bytes = gpsdlocation_demo_recording(&count) else { return [] }
         return Array(UnsafeBufferPointer(start: bytes, count: count))
-    }
-
-    private func printOneFix(from gps: AsyncLocationManager, to output: Output, status: StatusReporter) async throws {
-        let timeout = request.firstFixTimeout
-        status.say("waiting for a fix" + (timeout.isUnlimited ? "" : " (up to \(timeout) s)"))
-        let fix = try await gps.requestLocation(
-            timeout: timeout.duration, maximumAge: request.maxAge?.duration,
-            desiredAccuracy: request.accuracy)
-        var writer = self.output.format.makeWriter(streaming: false)
-        let context = RecordContext(fix: fix, heading: gps.manager.heading, window: gps.manager.staleTimeout)
-        try output.write(writer.header + writer.record(fix, context) + writer.footer)
     }
 
     static func exitStatus(for error: LocationError) -> Int32 {
