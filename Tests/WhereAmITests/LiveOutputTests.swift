@@ -52,8 +52,7 @@ extension WhereAmIProcessTests {
                 let result = try await whereami("--max-age", "5", "--format", "json", "-q", fake.server)
                 guard await requireLive(result.status == 0 && !result.endedBySignal && result.stdoutLines.count == 1,
                                         "exit 0 after one line: \(result)", fake: fake) else { return }
-                // The fix may be the first report of an epoch (the RMC's position and motion before the GGA's
-                // altitude): compare what every report of an epoch has.
+                // The epoch whole (OneFixTests shows it is not its first report); compared as every format is.
                 expectRecord(try Formats.jsonRecord(result.stdoutLines[0]), isAnEpochOf: track, carries: [.motion])
             }
         }
