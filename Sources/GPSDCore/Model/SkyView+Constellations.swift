@@ -26,7 +26,7 @@ extension SkyView {
     }
 
     /// The satellites in view and used, system by system: one count for each system with a satellite in
-    /// ``satellites``, in the order of ``Satellite/Constellation/allCases`` (GPS, SBAS, Galileo, BeiDou, IMES,
+    /// ``satellites``, in the order of `Satellite.Constellation.allCases` (GPS, SBAS, Galileo, BeiDou, IMES,
     /// QZSS, GLONASS, NavIC, then those of no known system). Counted from ``satellites``: when ``isTruncated``,
     /// of the first satellites only, so the counts may add up to less than ``visible`` and ``used``; a view
     /// without a list (a SKY that gave counts alone) has none.
