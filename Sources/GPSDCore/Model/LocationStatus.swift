@@ -40,20 +40,7 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
 
     /// The case's name without its values, stable for logs and metrics: `connecting`, `connected`, `noDevice`,
     /// `waitingForFix`, `fix`, `fixLost`, `deviceGone`, `stale`, `reconnecting`, `stopped`.
-    public var name: String {
-        switch self {
-        case .connecting: "connecting"
-        case .connected: "connected"
-        case .noDevice: "noDevice"
-        case .waitingForFix: "waitingForFix"
-        case .fix: "fix"
-        case .fixLost: "fixLost"
-        case .deviceGone: "deviceGone"
-        case .stale: "stale"
-        case .reconnecting: "reconnecting"
-        case .stopped: "stopped"
-        }
-    }
+    public var name: String { StatusKind(self).name }
 
     /// One line for people: `connecting (attempt 2)`, `fix 3D gps`, `reconnecting in 0.5 s (attempt 3): cannot connect to gpsd at localhost:2947: connection refused`, …
     public var description: String {
