@@ -15,14 +15,17 @@ extension GPSFake {
 
     /// Removes receiver `device` (`/dev/pts/N`) from gpsd, as unplugging it would: gpsd closes it and tells its
     /// clients (a DEVICE report with `activated` 0).
-    /// - Throws: ``GPSFakeError`` when the control socket is not there or gpsd does not answer `OK`.
+    /// - Throws: ``GPSFakeError`` when the control socket is not there or gpsd does not accept it (`OK`, or from gpsd
+    ///   3.25 on `{"class":"ACK"}`).
     public func removeDevice(_ device: String) throws { try control("-\(device)") }
 
     /// Adds receiver `device` back to gpsd, as plugging it in would.
-    /// - Throws: ``GPSFakeError`` when the control socket is not there or gpsd does not answer `OK`.
+    /// - Throws: ``GPSFakeError`` when the control socket is not there or gpsd does not accept it (`OK`, or from gpsd
+    ///   3.25 on `{"class":"ACK"}`).
     public func addDevice(_ device: String) throws { try control("+\(device)") }
 
-    /// Sends one command to the control socket and reads gpsd's answer (`OK` or `ERROR`).
+    /// Sends one command to the control socket and reads gpsd's answer (`OK` or `ERROR`; from gpsd 3.25 on, an `ACK`
+    /// or `ERROR` object).
     private func control(_ command: String) throws {
         guard let path = controlSocket else {
             throw GPSFakeError(.setupFailed, "no control socket in \(directory.path)", standardError: standardError)
@@ -51,7 +54,8 @@ extension GPSFake {
         var answer = [UInt8](repeating: 0, count: 16)
         let count = answer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         let text = count > 0 ? String(decoding: answer[..<count], as: UTF8.self) : ""
-        guard text.hasPrefix("OK") else {
+        // gpsd up to 3.24 answers `OK`; 3.25 on answers `{"class":"ACK"}` (and an ERROR object on failure).
+        guard text.hasPrefix("OK") || text.contains(#""class":"ACK""#) else {
             throw GPSFakeError(.setupFailed, "gpsd's control socket answered '\(text)' to \(command)", standardError: standardError)
         }
     }
