@@ -41,42 +41,31 @@ struct LiveStatusTests {
 struct LiveStaleTests {
     @Test("gpsd stopped mid-stream: stale once, no error, the last fix ages; resumed: fixes again, without reconnecting")
     func suspendedGPSD() async throws {
-        let cycles = (0..<600).map { NMEA.Track.epoch($0) }
-        try await withScratchDirectory { directory in
-            let log = try writeLog(cycles, named: "long.nmea", in: directory)
-            try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in
-                let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
-                manager.staleTimeout = .seconds(1)
-                let delegate = StreamingDelegate()
-                manager.delegate = delegate
-                manager.startUpdatingLocation()
-                defer { manager.stopUpdatingLocation() }
-
-                // Until the 3D fix: gpsd 3.25+ reports the epoch's RMC (2D) before its GGA (3D), a status of its own.
-                let before = await delegate.collectStatuses {
-                    if case .fix(.threeDimensional, _) = $0 { true } else { false }
-                }
-                #expect(before.error == nil)
-                fake.suspend()
-                let silent = await delegate.collectStatuses { $0.name == "stale" }
-                let ageWhenStale = manager.location?.age
-                let resumed = ContinuousClock.now
-                fake.resume()
-                let after = await delegate.collectStatuses { $0.name == "fix" }
-
-                #expect(silent.error == nil && after.error == nil, "silence is a status, not an error")
-                #expect(silent.statuses.map(\.name) == ["stale"], "\(silent.statuses)")
-                if case .stale(let silence)? = silent.statuses.last {
-                    #expect(silence >= .seconds(1), "reported after the stale timeout: \(silence)")
-                }
-                #expect(ageWhenStale.map { $0 >= .seconds(1) } == true, "the last fix aged: \(ageWhenStale as Any)")
-                #expect(after.statuses.map(\.name) == ["fix"], "the same connection goes on: \(after.statuses)")
-                // The status may come with a report that only ends the silence (a repeat the manager drops): the
-                // first fix delivered after it is new.
-                var fresh = after.locations.first
-                if fresh == nil { fresh = await delegate.nextLocation() }
-                #expect(fresh?.arrival.map { $0.instant > resumed } == true, "a fix that came after the resume")
+        try await withUpdatingManager { fake, manager, delegate in
+            // Until the 3D fix: gpsd 3.25+ reports the epoch's RMC (2D) before its GGA (3D), a status of its own.
+            let before = await delegate.collectStatuses {
+                if case .fix(.threeDimensional, _) = $0 { true } else { false }
             }
+            #expect(before.error == nil)
+            fake.suspend()
+            let silent = await delegate.collectStatuses { $0.name == "stale" }
+            let ageWhenStale = manager.location?.age
+            let resumed = ContinuousClock.now
+            fake.resume()
+            let after = await delegate.collectStatuses { $0.name == "fix" }
+
+            #expect(silent.error == nil && after.error == nil, "silence is a status, not an error")
+            #expect(silent.statuses.map(\.name) == ["stale"], "\(silent.statuses)")
+            if case .stale(let silence)? = silent.statuses.last {
+                #expect(silence >= .seconds(1), "reported after the stale timeout: \(silence)")
+            }
+            #expect(ageWhenStale.map { $0 >= .seconds(1) } == true, "the last fix aged: \(ageWhenStale as Any)")
+            #expect(after.statuses.map(\.name) == ["fix"], "the same connection goes on: \(after.statuses)")
+            // The status may come with a report that only ends the silence (a repeat the manager drops): the
+            // first fix delivered after it is new.
+            var fresh = after.locations.first
+            if fresh == nil { fresh = await delegate.nextLocation() }
+            #expect(fresh?.arrival.map { $0.instant > resumed } == true, "a fix that came after the resume")
         }
     }
 }
@@ -87,43 +76,52 @@ struct LiveStaleTests {
 struct LiveReceiverGoneTests {
     @Test("receiver gone stays past the stale timeout until the receiver is added back, and a request's timeout names it")
     func receiverGoneStaysUntilItComesBack() async throws {
-        let cycles = (0..<600).map { NMEA.Track.epoch($0) }
-        try await withScratchDirectory { directory in
-            let log = try writeLog(cycles, named: "long.nmea", in: directory)
-            try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in
-                let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
-                manager.staleTimeout = .seconds(1)
-                manager.requestTimeout = .seconds(3)
-                let delegate = StreamingDelegate()
-                manager.delegate = delegate
-                manager.startUpdatingLocation()
-                defer { manager.stopUpdatingLocation() }
+        try await withUpdatingManager(requestTimeout: .seconds(3)) { fake, manager, delegate in
+            let before = await delegate.collectStatuses { $0.name == "fix" }
+            #expect(before.error == nil)
+            var device = before.locations.last?.device ?? manager.location?.device
+            if device == nil { device = await delegate.nextLocation()?.device ?? nil }
+            let receiver = try #require(device, "the fixes name their receiver")
 
-                let before = await delegate.collectStatuses { $0.name == "fix" }
-                #expect(before.error == nil)
-                var device = before.locations.last?.device ?? manager.location?.device
-                if device == nil { device = await delegate.nextLocation()?.device ?? nil }
-                let receiver = try #require(device, "the fixes name their receiver")
+            try fake.removeDevice(receiver)
+            let gone = await delegate.collectStatuses { $0.name == "deviceGone" }
+            #expect(gone.error == nil && gone.statuses.last == .deviceGone(device: receiver), "\(gone.statuses)")
 
-                try fake.removeDevice(receiver)
-                let gone = await delegate.collectStatuses { $0.name == "deviceGone" }
-                #expect(gone.error == nil && gone.statuses.last == .deviceGone(device: receiver), "\(gone.statuses)")
+            // A request waits out its 3 s, three times the stale timeout: the status stays, and the timeout says it.
+            manager.requestLocation()
+            let waiting = await delegate.collectStatuses { _ in false }
+            let failure = try #require(waiting.error)
+            #expect(waiting.statuses.isEmpty, "no `no report for 1 s` while the receiver is gone: \(waiting.statuses)")
+            #expect(failure.status == .deviceGone(device: receiver), "\(failure)")
+            #expect(failure.message.hasSuffix("receiver gone (\(receiver))"), "\(failure.message)")
+            #expect(manager.status == .deviceGone(device: receiver))
 
-                // A request waits out its 3 s, three times the stale timeout: the status stays, and the timeout says it.
-                manager.requestLocation()
-                let waiting = await delegate.collectStatuses { _ in false }
-                let failure = try #require(waiting.error)
-                #expect(waiting.statuses.isEmpty, "no `no report for 1 s` while the receiver is gone: \(waiting.statuses)")
-                #expect(failure.status == .deviceGone(device: receiver), "\(failure)")
-                #expect(failure.message.hasSuffix("receiver gone (\(receiver))"), "\(failure.message)")
-                #expect(manager.status == .deviceGone(device: receiver))
+            try fake.addDevice(receiver)
+            let back = await delegate.collectStatuses { $0.name == "fix" }
+            #expect(back.error == nil)
+            #expect(!back.statuses.contains { $0.name == "stale" }, "\(back.statuses)")
+            #expect(back.statuses.last?.name == "fix", "fixes again once it is back: \(back.statuses)")
+        }
+    }
+}
 
-                try fake.addDevice(receiver)
-                let back = await delegate.collectStatuses { $0.name == "fix" }
-                #expect(back.error == nil)
-                #expect(!back.statuses.contains { $0.name == "stale" }, "\(back.statuses)")
-                #expect(back.statuses.last?.name == "fix", "fixes again once it is back: \(back.statuses)")
-            }
+/// Runs `body` with a manager streaming fixes to a ``StreamingDelegate`` from a real gpsd that plays 600 epochs of a
+/// 1 Hz receiver fast (gpsfake at 0.05 s a sentence), with a stale timeout of 1 s; updates stop when `body` returns.
+func withUpdatingManager(
+    requestTimeout: Duration? = nil, _ body: (GPSFake, LocationManager, StreamingDelegate) async throws -> Void
+) async throws {
+    let cycles = (0..<600).map { NMEA.Track.epoch($0) }
+    try await withScratchDirectory { directory in
+        let log = try writeLog(cycles, named: "long.nmea", in: directory)
+        try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 60, waitForClient: true) { fake in
+            let manager = LocationManager(server: try GPSDServer(parsing: fake.server))
+            manager.staleTimeout = .seconds(1)
+            if let requestTimeout { manager.requestTimeout = requestTimeout }
+            let delegate = StreamingDelegate()
+            manager.delegate = delegate
+            manager.startUpdatingLocation()
+            defer { manager.stopUpdatingLocation() }
+            try await body(fake, manager, delegate)
         }
     }
 }
