@@ -7,6 +7,9 @@ let package = Package(
     name: "GPSDLocation",
     products: [
         .library(name: "GPSDLocation", targets: ["GPSDLocation"]),
+        // What the tests of a package built on this one need too: gpsfake, free loopback ports, processes.
+        // GPSDFleet's tests (Fleet/) use it.
+        .library(name: "GPSDTestSupport", targets: ["GPSDTestSupport"]),
         .executable(name: "whereami", targets: ["whereami"]),
         .executable(name: "TelemetryLogger", targets: ["TelemetryLogger"]),
         .executable(name: "TrackRecorder", targets: ["TrackRecorder"]),
@@ -210,7 +213,7 @@ package.swiftLanguageModes = [.v6]
 // one by path and sees only its library. For that package, this one declares the library alone (its product and the
 // targets it is built from), so that no target's name is declared twice in the graph.
 if Context.environment["GPSDLOCATION_LIBRARY_ONLY"] != nil {
-    package.products.removeAll { !($0 is Product.Library) }
+    package.products.removeAll { !($0 is Product.Library) || $0.name == "GPSDTestSupport" }
     var needed = Set(package.products.compactMap { $0 as? Product.Library }.flatMap(\.targets))
     var unvisited = Array(needed)
     while let name = unvisited.popLast() {
