@@ -1,0 +1,128 @@
+public import Foundation
+import GPSDTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real Mosquitto broker (Debian's `mosquitto`) on a free loopback port, with a configuration of its own and its
+/// persistence in a directory of its own, so that a restart on the same port keeps retained messages, persistent
+/// sessions and their queued messages.
+///
+/// ```swift
+/// let broker = try await Mosquitto.start()
+/// defer { Task { await broker.stop() } }
+/// // connect to 127.0.0.1:broker.port
+/// ```
+public final class Mosquitto: @unchecked Sendable {
+    /// The port it listens on, on 127.0.0.1.
+    public let port: UInt16
+    /// Its configuration, persistence and log.
+    public let directory: URL
+    /// The users it accepts (`user: password`), or empty for anonymous access.
+    public let users: [String: String]
+    private let lock = NSLock()
+    private var process: ServerProcess?
+
+    /// `mqtt://127.0.0.1:PORT`, with `user:password@` when asked.
+    public func url(user: String? = nil, password: String? = nil) -> String {
+        var credentials = ""
+        if let user { credentials = user + (password.map { ":\($0)" } ?? "") + "@" }
+        return "mqtt://\(credentials)127.0.0.1:\(port)"
+    }
+
+    private init(port: UInt16, directory: URL, users: [String: String]) {
+        self.port = port
+        self.directory = directory
+        self.users = users
+    }
+
+    /// Whether `mosquitto` is installed.
+    public static var isAvailable: Bool { access("/usr/sbin/mosquitto", X_OK) == 0 }
+
+    /// Starts a broker on a free port.
+    ///
+    /// - Parameters:
+    ///   - users: Users and passwords it accepts (then no anonymous client); empty: anyone.
+    ///   - maxInflight: QoS 1 messages it sends a client before that client's PUBACKs (`max_inflight_messages`).
+    ///   - saveOnEveryChange: Writes its persistence file after every change (`autosave_on_changes`, interval 1), so
+    ///     that a SIGKILL loses nothing it had acknowledged; slow, for the tests that kill it.
+    ///   - extraConfiguration: More lines for `mosquitto.conf`.
+    public static func start(users: [String: String] = [:], maxInflight: Int = 1000, saveOnEveryChange: Bool = false,
+                             extraConfiguration: [String] = []) async throws -> Mosquitto {
+        let directory = try makeServerDirectory("mosquitto")
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            let broker = Mosquitto(port: freeLoopbackPort(), directory: directory, users: users)
+            do {
+                try broker.writeConfiguration(maxInflight: maxInflight, saveOnEveryChange: saveOnEveryChange,
+                                              extra: extraConfiguration)
+                try await broker.restart()
+                return broker
+            } catch {
+                lastError = error
+                await broker.stop()
+            }
+        }
+        throw lastError ?? ServerError("mosquitto did not start")
+    }
+
+    private func writeConfiguration(maxInflight: Int, saveOnEveryChange: Bool, extra: [String]) throws {
+        var lines = [
+            "listener \(port) 127.0.0.1",
+            // Run as whoever started it (as root, mosquitto would otherwise become the user `mosquitto`).
+            "user \(String(cString: getpwuid(geteuid()).pointee.pw_name))",
+            "persistence true",
+            "persistence_location \(directory.path)/",
+            "max_inflight_messages \(maxInflight)",
+            // A persistent session's queue is unbounded: the ingest may be away for a day of fixes.
+            "max_queued_messages 0",
+            "log_dest stderr",
+            "log_type error",
+            "log_type warning",
+        ]
+        if saveOnEveryChange { lines += ["autosave_on_changes true", "autosave_interval 1"] }
+        if users.isEmpty {
+            lines.append("allow_anonymous true")
+        } else {
+            let passwords = directory.appendingPathComponent("passwords").path
+            _ = FileManager.default.createFile(atPath: passwords, contents: nil)
+            for (user, password) in users.sorted(by: { $0.key < $1.key }) {
+                let tool = Process()
+                tool.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
+                tool.arguments = ["-b", passwords, user, password]
+                try tool.run()
+                tool.waitUntilExit()
+                guard tool.terminationStatus == 0 else { throw ServerError("mosquitto_passwd failed for \(user)") }
+            }
+            lines += ["allow_anonymous false", "password_file \(passwords)"]
+        }
+        lines += extra
+        try (lines.joined(separator: "\n") + "\n").write(
+            to: directory.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
+    }
+
+    /// Starts it (again) on the same port, with the same persistence; returns once it accepts connections.
+    public func restart() async throws {
+        let server = try ServerProcess("/usr/sbin/mosquitto", ["-c", directory.appendingPathComponent("mosquitto.conf").path],
+                                       output: directory.appendingPathComponent("mosquitto.log").path)
+        lock.withLock { process = server }
+        try await waitUntilListening(port: port, process: server)
+    }
+
+    /// Kills it with `signal` (SIGKILL: no chance to save; SIGTERM: it saves its persistence and exits).
+    public func kill(_ signal: Int32 = SIGKILL) async {
+        guard let server = lock.withLock({ process }) else { return }
+        await server.stop(signal)
+        lock.withLock { process = nil }
+    }
+
+    /// Stops it and removes its directory.
+    public func stop() async {
+        await kill(SIGKILL)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// What it logged.
+    public var log: String { lock.withLock { process?.output } ?? "" }
+}

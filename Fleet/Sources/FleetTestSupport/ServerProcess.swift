@@ -1,0 +1,133 @@
+public import Foundation
+import GPSDTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A server the tests start themselves (Mosquitto, PostgreSQL, one of the fleet's programs): a process in a session
+/// and process group of its own (`setsid`), its output in files of its directory, ended by a signal to the whole
+/// group.
+public final class ServerProcess: @unchecked Sendable {
+    /// The command line, for messages.
+    public let commandLine: String
+    /// Where its stdout and stderr go.
+    public let outputPath: String
+    private let process: Process
+    private let lock = NSLock()
+    private var isStopped = false
+
+    /// Starts `executable` with `arguments`, as `user` when given (through `setpriv`, which stays the same process).
+    public init(_ executable: String, _ arguments: [String], user: String? = nil, environment: [String: String] = [:],
+                output: String) throws {
+        var command = [executable] + arguments
+        if let user {
+            command = ["/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--init-groups", "--"] + command
+        }
+        commandLine = command.joined(separator: " ")
+        outputPath = output
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        log.seekToEndOfFile()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+        process.arguments = command
+        var merged = ProcessInfo.processInfo.environment
+        merged["PYTHONHOME"] = nil
+        merged["PYTHONPATH"] = nil
+        for (key, value) in environment { merged[key] = value }
+        process.environment = merged
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        try? log.close()
+    }
+
+    /// Its process id, which is also its process group's (setsid exec's the command in place).
+    public var processID: Int32 { process.processIdentifier }
+
+    /// Whether it is still running.
+    public var isRunning: Bool { process.isRunning }
+
+    /// What it wrote so far.
+    public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    /// Sends `signal` to its whole process group.
+    public func signal(_ signal: Int32) {
+        kill(-process.processIdentifier, signal)
+    }
+
+    /// Waits until it has exited (at most `timeout`); its exit status, or nil if it is still running.
+    @discardableResult
+    public func waitForExit(timeout: Duration = .seconds(30)) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return process.terminationStatus
+    }
+
+    /// Ends it: `signal` to the group (SIGTERM: a clean shutdown), then SIGKILL to the group after `grace`.
+    public func stop(_ signal: Int32 = SIGKILL, grace: Duration = .seconds(10)) async {
+        lock.withLock { isStopped = true }
+        self.signal(signal)
+        if await waitForExit(timeout: grace) == nil {
+            self.signal(SIGKILL)
+            await waitForExit()
+        }
+        // What the group left (a postmaster's children) goes with it.
+        kill(-process.processIdentifier, SIGKILL)
+    }
+
+    deinit {
+        if process.isRunning { kill(-process.processIdentifier, SIGKILL) }
+    }
+}
+
+/// Waits until 127.0.0.1:`port` accepts a TCP connection, or `process` has ended, or `timeout` has passed.
+public func waitUntilListening(port: UInt16, process: ServerProcess, timeout: Duration = .seconds(60)) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if loopbackAccepts(port: port) { return }
+        guard process.isRunning else {
+            throw ServerError("\(process.commandLine) ended before it listened on 127.0.0.1:\(port):\n\(process.output)")
+        }
+        guard ContinuousClock.now < deadline else {
+            throw ServerError("\(process.commandLine) did not listen on 127.0.0.1:\(port) within \(timeout):\n\(process.output)")
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+/// Whether a TCP connection to 127.0.0.1:`port` succeeds now (closed again at once).
+public func loopbackAccepts(port: UInt16) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+}
+
+/// A server that could not be started or used.
+public struct ServerError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A directory of its own under the system's temporary directory, readable by every user (PostgreSQL runs as
+/// `postgres`), removed by the caller.
+public func makeServerDirectory(_ label: String) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(label)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
+                                            attributes: [.posixPermissions: 0o755])
+    return url
+}
