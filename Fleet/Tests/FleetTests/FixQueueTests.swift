@@ -1,0 +1,317 @@
+import FleetCore
+import FleetUplink
+import Foundation
+import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+/// The uplink's queue on a real SQLite file in a scratch directory of its own per test.
+@Suite struct FixQueueTests {
+    let vehicle = try! VehicleID("robot-7")
+
+    /// Fix number `second` of a drive east along the equator at 10 m/s.
+    static func fix(_ second: Int) -> Location {
+        Location(coordinate: .init(latitude: 0.001 * Double(second % 90), longitude: Double(second) * 10 / 111_319.49),
+                 altitude: 50, horizontalAccuracy: 3.5, verticalAccuracy: 8, speed: 10, course: 90,
+                 timestamp: Date(timeIntervalSince1970: 1_748_779_200 + Double(second)), fix: .threeDimensional,
+                 status: .gps, device: "/dev/ttyACM0")
+    }
+
+    static func fixes(_ seconds: ClosedRange<Int>) -> [Location] { seconds.map(fix) }
+
+    /// Whole seconds, which a REAL column keeps exactly.
+    static func wallClock(_ second: Int) -> Date { Date(timeIntervalSince1970: 1_780_000_000 + Double(second)) }
+
+    func seqs(_ queue: FixQueue) throws -> [Int64] {
+        try queue.batch(after: 0, limit: .max).map(\.seq)
+    }
+
+    @Test func walModeAndFullSyncAreOnEveryOpen() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            for _ in 1...2 {
+                let queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+                #expect(try queue.pragma("journal_mode") == "wal")
+                #expect(try queue.pragma("synchronous") == "2", "FULL: each commit syncs the WAL")
+                #expect(try queue.pragma("locking_mode") == "exclusive")
+                try queue.append(Self.fix(1))
+                try queue.close()
+            }
+            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("queue.sqlite").path))
+        }
+    }
+
+    @Test func seqsCountFromOneAndSurviveReopen() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            var queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            #expect(queue.statistics == FixQueueStatistics(depth: 0, dropped: 0, lastSeq: 0, oldestQueuedAt: nil))
+            let messages = try (1...3).map { try queue.append(Self.fix($0), at: Self.wallClock($0)) }
+            #expect(messages.map(\.seq) == [1, 2, 3])
+            #expect(messages.map(\.vehicle) == [vehicle, vehicle, vehicle])
+            #expect(messages.map(\.location) == Self.fixes(1...3))
+            try queue.close()
+
+            queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            #expect(queue.statistics == FixQueueStatistics(depth: 3, dropped: 0, lastSeq: 3,
+                                                           oldestQueuedAt: Self.wallClock(1)))
+            let more = try queue.append(contentsOf: Self.fixes(4...6), at: Self.wallClock(4))
+            #expect(more.map(\.seq) == [4, 5, 6])
+            #expect(try seqs(queue) == [1, 2, 3, 4, 5, 6])
+            #expect(queue.statistics.lastSeq == 6 && queue.statistics.depth == 6)
+        }
+    }
+
+    @Test func seqsAreNeverReusedAfterRemovalAndReopen() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            var queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            try queue.append(contentsOf: Self.fixes(1...3))
+            try queue.remove([3])
+            #expect(queue.statistics.lastSeq == 3)
+            try queue.close()
+
+            queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            #expect(queue.statistics.lastSeq == 3)
+            #expect(try queue.append(Self.fix(4)).seq == 4)
+            try queue.remove([1, 2, 4])
+            #expect(queue.statistics.depth == 0)
+            try queue.close()
+
+            queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            #expect(queue.statistics == FixQueueStatistics(depth: 0, dropped: 0, lastSeq: 4, oldestQueuedAt: nil))
+            #expect(try queue.append(Self.fix(5)).seq == 5)
+            #expect(try seqs(queue) == [5])
+        }
+    }
+
+    @Test func theCapDropsTheOldestAndCountsThemAcrossReopen() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            var queue = try FixQueue(directory: directory.path, vehicle: vehicle, capacity: 3)
+            for second in 1...5 { try queue.append(Self.fix(second), at: Self.wallClock(second)) }
+            #expect(try seqs(queue) == [3, 4, 5])
+            #expect(queue.statistics == FixQueueStatistics(depth: 3, dropped: 2, lastSeq: 5,
+                                                           oldestQueuedAt: Self.wallClock(3)))
+            try queue.close()
+
+            queue = try FixQueue(directory: directory.path, vehicle: vehicle, capacity: 3)
+            #expect(queue.statistics == FixQueueStatistics(depth: 3, dropped: 2, lastSeq: 5,
+                                                           oldestQueuedAt: Self.wallClock(3)))
+            // More in one append than the queue holds: the newest three stay, all the others are counted.
+            let messages = try queue.append(contentsOf: Self.fixes(6...10), at: Self.wallClock(6))
+            #expect(messages.map(\.seq) == [6, 7, 8, 9, 10])
+            #expect(try seqs(queue) == [8, 9, 10])
+            #expect(queue.statistics.dropped == 7 && queue.statistics.depth == 3)
+            #expect(queue.statistics.oldestQueuedAt == Self.wallClock(6))
+            try queue.close()
+
+            // Opened with a smaller cap, it drops down to it at once, and counts that too.
+            queue = try FixQueue(directory: directory.path, vehicle: vehicle, capacity: 1)
+            #expect(try seqs(queue) == [10])
+            #expect(queue.statistics == FixQueueStatistics(depth: 1, dropped: 9, lastSeq: 10,
+                                                           oldestQueuedAt: Self.wallClock(6)))
+            try queue.close()
+            queue = try FixQueue(directory: directory.path, vehicle: vehicle, capacity: 3)
+            #expect(queue.statistics.dropped == 9)
+        }
+    }
+
+    @Test func batchesComeInOrderAfterTheGivenSeq() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            let queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            try queue.append(contentsOf: Self.fixes(1...10))
+            #expect(try queue.batch(after: 0, limit: 4).map(\.seq) == [1, 2, 3, 4])
+            #expect(try queue.batch(after: 4, limit: 4).map(\.seq) == [5, 6, 7, 8])
+            #expect(try queue.batch(after: 8, limit: 4).map(\.seq) == [9, 10])
+            #expect(try queue.batch(after: 10, limit: 4).isEmpty)
+            #expect(try queue.batch(after: 0, limit: 0).isEmpty)
+            try queue.remove([5, 6])
+            #expect(try queue.batch(after: 4, limit: 2).map(\.seq) == [7, 8])
+            #expect(try queue.batch(after: -1, limit: 1).map(\.seq) == [1])
+        }
+    }
+
+    @Test func newestIsTheLastAppendedStillQueued() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            let queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            #expect(try queue.newest() == nil)
+            let messages = try queue.append(contentsOf: Self.fixes(1...3))
+            #expect(try queue.newest() == QueuedFix(seq: 3, payload: try messages[2].payload()))
+            try queue.remove([3])
+            #expect(try queue.newest()?.seq == 2)
+            try queue.remove([1, 2])
+            #expect(try queue.newest() == nil)
+        }
+    }
+
+    @Test func removeIsIdempotentAndKeepsTheStatistics() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            let queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            for second in 1...3 { try queue.append(Self.fix(second), at: Self.wallClock(second)) }
+            #expect(queue.statistics.oldestQueuedAt == Self.wallClock(1))
+
+            try queue.remove([1])
+            let afterOne = FixQueueStatistics(depth: 2, dropped: 0, lastSeq: 3, oldestQueuedAt: Self.wallClock(2))
+            #expect(queue.statistics == afterOne)
+            try queue.remove([1])
+            try queue.remove([])
+            #expect(queue.statistics == afterOne)
+            #expect(try seqs(queue) == [2, 3])
+
+            // The newest first, then one that was never there: the oldest stays as it is.
+            try queue.remove([3, 99])
+            #expect(queue.statistics == FixQueueStatistics(depth: 1, dropped: 0, lastSeq: 3,
+                                                           oldestQueuedAt: Self.wallClock(2)))
+            try queue.remove([2, 2])
+            #expect(queue.statistics == FixQueueStatistics(depth: 0, dropped: 0, lastSeq: 3, oldestQueuedAt: nil))
+            #expect(try seqs(queue).isEmpty)
+        }
+    }
+
+    @Test func anotherVehiclesQueueIsRefused() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            try FixQueue(directory: directory.path, vehicle: vehicle).append(Self.fix(1))
+            #expect(throws: FixQueueError.otherVehicle(found: "robot-7")) {
+                try FixQueue(directory: directory.path, vehicle: try VehicleID("robot-8"))
+            }
+            // Refusing it changed nothing.
+            let queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            #expect(queue.statistics.lastSeq == 1 && queue.statistics.depth == 1)
+        }
+    }
+
+    @Test func aSecondQueueOnTheSameFileIsRefusedWhileTheFirstIsOpen() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            let first = try FixQueue(directory: directory.path, vehicle: vehicle)
+            try first.append(Self.fix(1))
+            #expect(throws: FixQueueError.inUse(first.path)) {
+                try FixQueue(directory: directory.path, vehicle: vehicle)
+            }
+            #expect(try first.append(Self.fix(2)).seq == 2)
+            try first.close()
+            let second = try FixQueue(directory: directory.path, vehicle: vehicle)
+            #expect(try seqs(second) == [1, 2])
+        }
+    }
+
+    @Test func payloadsReadBackToTheSameFixes() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            let queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            let messages = try queue.append(contentsOf: Self.fixes(1...5))
+            let queued = try queue.batch(after: 0, limit: 10)
+            #expect(queued.count == 5)
+            for (fix, message) in zip(queued, messages) {
+                let back = try FleetMessage(payload: fix.payload, topic: FleetTopic.fix(vehicle))
+                #expect(back == message)
+                #expect(back.seq == fix.seq)
+                #expect(fix.payload == (try message.payload()))
+            }
+        }
+    }
+
+    @Test func unsendableFixesAppendNothing() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            let queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            try queue.append(Self.fix(1))
+            var nowhere = Self.fix(2)
+            nowhere.coordinate.latitude = .nan
+            #expect(throws: FixQueueError.unsendable(.unsendableFix("its position is not finite"))) {
+                try queue.append(nowhere)
+            }
+            #expect(throws: FixQueueError.self) {
+                try queue.append(contentsOf: [Self.fix(2), nowhere, Self.fix(3)])
+            }
+            #expect(queue.statistics.lastSeq == 1 && queue.statistics.depth == 1)
+            #expect(try queue.append(Self.fix(2)).seq == 2)
+            #expect(try seqs(queue) == [1, 2])
+        }
+    }
+
+    @Test func aCapacityUnderOneIsRefused() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            #expect(throws: FixQueueError.invalidCapacity) {
+                try FixQueue(directory: directory.path, vehicle: vehicle, capacity: 0)
+            }
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("queue.sqlite").path))
+        }
+    }
+}
+
+/// A SIGKILL loses no fix an append returned for: a child process (this test binary again, running only
+/// ``FixQueueCrashChild``) appends fixes and reports each seq once its append has returned; it is killed while it
+/// appends, and the queue reopened.
+@Suite struct FixQueueCrashTests {
+    @Test(.timeLimit(.minutes(5)))
+    func everyFixAnAppendReturnedForSurvivesSIGKILL() async throws {
+        try await withScratchDirectory("fixqueue-crash") { directory in
+            let wanted = 300
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            child.arguments = ["--testing-library", "swift-testing", "--filter", "FixQueueCrashChild"]
+            child.environment = ProcessInfo.processInfo.environment.merging(
+                [FixQueueCrashChild.directoryVariable: directory.path]) { $1 }
+            let output = Pipe()
+            child.standardInput = FileHandle.nullDevice
+            child.standardOutput = output
+            child.standardError = FileHandle.nullDevice
+            let (chunks, continuation) = AsyncStream.makeStream(of: Data.self)
+            let exited = AsyncStream.makeStream(of: Void.self)
+            child.terminationHandler = { _ in exited.continuation.finish() }
+            try child.run()
+            // Blocking reads on a thread of their own, until the child's end of the pipe closes.
+            let reader = output.fileHandleForReading
+            Thread.detachNewThread {
+                while case let data = reader.availableData, !data.isEmpty { continuation.yield(data) }
+                continuation.finish()
+            }
+
+            var reported: [Int64] = []
+            var pending = Data()
+            for await chunk in chunks {
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    let words = line.split(separator: " ")
+                    guard words.count == 3, words[0] == "appended", words[2] == "end", let seq = Int64(words[1]) else {
+                        continue
+                    }
+                    reported.append(seq)
+                    if reported.count == wanted { kill(child.processIdentifier, SIGKILL) }
+                }
+            }
+            // What is left in `pending` is a line the kill cut: not a report.
+            for await _ in exited.stream {}
+            #expect(child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL)
+            try #require(reported.count >= wanted)
+            #expect(reported == Array(1...Int64(reported.count)))
+
+            let queue = try FixQueue(directory: directory.path, vehicle: FixQueueCrashChild.vehicle)
+            let queued = try queue.batch(after: 0, limit: .max).map(\.seq)
+            // Every reported one; at most one more, whose append was under way when the kill came.
+            #expect(Array(queued.prefix(reported.count)) == reported)
+            #expect(queued.count <= reported.count + 1)
+            #expect(queue.statistics.lastSeq == Int64(queued.count))
+            #expect(queue.statistics.depth == queued.count)
+            for fix in try queue.batch(after: 0, limit: 5) {
+                let back = try FleetMessage(payload: fix.payload, topic: FleetTopic.fix(FixQueueCrashChild.vehicle))
+                #expect(back.location == FixQueueTests.fix(Int(fix.seq)))
+            }
+        }
+    }
+}
+
+/// The child of ``FixQueueCrashTests``: runs only when its environment names a directory.
+@Suite struct FixQueueCrashChild {
+    static let directoryVariable = "FIXQUEUE_CRASH_CHILD_DIRECTORY"
+    static let vehicle = try! VehicleID("crash-1")
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment[directoryVariable] != nil))
+    func appendUntilKilled() throws {
+        let directory = try #require(ProcessInfo.processInfo.environment[Self.directoryVariable])
+        let queue = try FixQueue(directory: directory, vehicle: Self.vehicle)
+        // Bounded, should the parent never kill it; a parent gone ends it at the next write (SIGPIPE).
+        for second in 1...100_000 {
+            let seq = try queue.append(FixQueueTests.fix(second)).seq
+            // Unbuffered: the line is out before the next append starts.
+            FileHandle.standardOutput.write(Data("appended \(seq) end\n".utf8))
+        }
+    }
+}
