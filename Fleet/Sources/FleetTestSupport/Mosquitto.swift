@@ -21,6 +21,8 @@ public final class Mosquitto: @unchecked Sendable {
     public let directory: URL
     /// The users it accepts (`user: password`), or empty for anonymous access.
     public let users: [String: String]
+    /// The port of its TLS listener on 127.0.0.1, when started with `tls`.
+    public let tlsPort: UInt16?
     private let lock = NSLock()
     private var process: ServerProcess?
 
@@ -31,10 +33,11 @@ public final class Mosquitto: @unchecked Sendable {
         return "mqtt://\(credentials)127.0.0.1:\(port)"
     }
 
-    private init(port: UInt16, directory: URL, users: [String: String]) {
+    private init(port: UInt16, directory: URL, users: [String: String], tlsPort: UInt16?) {
         self.port = port
         self.directory = directory
         self.users = users
+        self.tlsPort = tlsPort
     }
 
     /// Whether `mosquitto` is installed.
@@ -48,15 +51,19 @@ public final class Mosquitto: @unchecked Sendable {
     ///   - saveOnEveryChange: Writes its persistence file after every change (`autosave_on_changes`, interval 1), so
     ///     that a SIGKILL loses nothing it had acknowledged; slow, for the tests that kill it.
     ///   - extraConfiguration: More lines for `mosquitto.conf`.
+    ///   - tls: A second listener, on ``tlsPort``, speaking TLS with this CA, certificate and key (PEM files, e.g.
+    ///     from ``makeCertificates(in:ipAddress:)``); the same users.
     public static func start(users: [String: String] = [:], maxInflight: Int = 1000, saveOnEveryChange: Bool = false,
-                             extraConfiguration: [String] = []) async throws -> Mosquitto {
+                             extraConfiguration: [String] = [],
+                             tls: (caFile: String, certFile: String, keyFile: String)? = nil) async throws -> Mosquitto {
         let directory = try makeServerDirectory("mosquitto")
         var lastError: (any Error)?
         for _ in 0..<3 {
-            let broker = Mosquitto(port: freeLoopbackPort(), directory: directory, users: users)
+            let broker = Mosquitto(port: freeLoopbackPort(), directory: directory, users: users,
+                                   tlsPort: tls == nil ? nil : freeLoopbackPort())
             do {
                 try broker.writeConfiguration(maxInflight: maxInflight, saveOnEveryChange: saveOnEveryChange,
-                                              extra: extraConfiguration)
+                                              extra: extraConfiguration, tls: tls)
                 try await broker.restart()
                 return broker
             } catch {
@@ -67,7 +74,8 @@ public final class Mosquitto: @unchecked Sendable {
         throw lastError ?? ServerError("mosquitto did not start")
     }
 
-    private func writeConfiguration(maxInflight: Int, saveOnEveryChange: Bool, extra: [String]) throws {
+    private func writeConfiguration(maxInflight: Int, saveOnEveryChange: Bool, extra: [String],
+                                    tls: (caFile: String, certFile: String, keyFile: String)?) throws {
         var lines = [
             "listener \(port) 127.0.0.1",
             // Run as whoever started it (as root, mosquitto would otherwise become the user `mosquitto`).
@@ -98,6 +106,11 @@ public final class Mosquitto: @unchecked Sendable {
             lines += ["allow_anonymous false", "password_file \(passwords)"]
         }
         lines += extra
+        if let tls, let tlsPort {
+            // Last: cafile, certfile and keyfile belong to the listener before them.
+            lines += ["listener \(tlsPort) 127.0.0.1", "cafile \(tls.caFile)", "certfile \(tls.certFile)",
+                      "keyfile \(tls.keyFile)"]
+        }
         try (lines.joined(separator: "\n") + "\n").write(
             to: directory.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
     }
@@ -108,6 +121,38 @@ public final class Mosquitto: @unchecked Sendable {
                                        output: directory.appendingPathComponent("mosquitto.log").path)
         lock.withLock { process = server }
         try await waitUntilListening(port: port, process: server)
+        if let tlsPort { try await waitUntilListening(port: tlsPort, process: server) }
+    }
+
+    /// Makes a CA and a server certificate it signed for `ipAddress` (its CN and its only subjectAltName), with
+    /// `openssl`, in `directory`: PEM files for ``start(users:maxInflight:saveOnEveryChange:extraConfiguration:tls:)``
+    /// and for a client's CA file. Each call makes a new CA, so two calls give two CAs that do not trust each other.
+    public static func makeCertificates(in directory: URL, ipAddress: String = "127.0.0.1") throws
+        -> (caFile: String, certFile: String, keyFile: String) {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = { (name: String) in directory.appendingPathComponent(name).path }
+        try "subjectAltName=IP:\(ipAddress)\n".write(toFile: path("san.ext"), atomically: true, encoding: .utf8)
+        let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        try runOpenSSL(["req", "-x509"] + key + ["-keyout", path("ca.key"), "-out", path("ca.crt"), "-days", "2",
+                                                "-subj", "/CN=Fleet test CA \(UUID().uuidString)"])
+        try runOpenSSL(["req"] + key + ["-keyout", path("server.key"), "-out", path("server.csr"),
+                                        "-subj", "/CN=\(ipAddress)"])
+        try runOpenSSL(["x509", "-req", "-in", path("server.csr"), "-CA", path("ca.crt"), "-CAkey", path("ca.key"),
+                        "-CAcreateserial", "-out", path("server.crt"), "-days", "2", "-extfile", path("san.ext")])
+        return (path("ca.crt"), path("server.crt"), path("server.key"))
+    }
+
+    private static func runOpenSSL(_ arguments: [String]) throws {
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        tool.arguments = arguments
+        tool.standardOutput = FileHandle.nullDevice
+        tool.standardError = FileHandle.nullDevice
+        try tool.run()
+        tool.waitUntilExit()
+        guard tool.terminationStatus == 0 else {
+            throw ServerError("openssl \(arguments.joined(separator: " ")) failed (\(tool.terminationStatus))")
+        }
     }
 
     /// Kills it with `signal` (SIGKILL: no chance to save; SIGTERM: it saves its persistence and exits).
