@@ -1,0 +1,147 @@
+import FoundationEssentials
+
+/// Where an MQTT broker is, and how to log in: `mqtt://[user[:password]@]host[:port]`, or `mqtts://…` for TLS.
+///
+/// The port defaults to 1883 (`mqtt`) or 8883 (`mqtts`). A user name or password with `@`, `:` or `/` in it is
+/// written percent-encoded (`%40`). A password can also come from elsewhere (a file, so that it does not show in the
+/// process list): ``password`` is a `var`.
+///
+/// ```swift
+/// var broker = try BrokerAddress(parsing: "mqtts://robot-7@broker.example.net")
+/// broker.password = try String(contentsOfFile: "/etc/fleet/password", encoding: .utf8)
+/// print(broker)   // mqtts://robot-7:***@broker.example.net:8883
+/// ```
+public struct BrokerAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The host name or address (an IPv6 address without its brackets).
+    public var host: String
+    /// The TCP port.
+    public var port: UInt16
+    /// Whether the connection is TLS (`mqtts`).
+    public var usesTLS: Bool
+    /// The user name, if any.
+    public var username: String?
+    /// The password, if any.
+    public var password: String?
+
+    public init(host: String, port: UInt16? = nil, usesTLS: Bool = false, username: String? = nil,
+                password: String? = nil) {
+        self.host = host
+        self.port = port ?? (usesTLS ? 8883 : 1883)
+        self.usesTLS = usesTLS
+        self.username = username
+        self.password = password
+    }
+
+    /// Reads `mqtt://[user[:password]@]host[:port]` or `mqtts://…`; throws ``BrokerAddressError`` naming what is wrong.
+    public init(parsing text: String) throws(BrokerAddressError) {
+        let usesTLS: Bool
+        var rest: Substring
+        if text.hasPrefix("mqtt://") {
+            usesTLS = false
+            rest = text.dropFirst("mqtt://".count)
+        } else if text.hasPrefix("mqtts://") {
+            usesTLS = true
+            rest = text.dropFirst("mqtts://".count)
+        } else {
+            throw BrokerAddressError(text, "it must start with mqtt:// or mqtts://")
+        }
+        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        guard !rest.contains("/"), !rest.contains("?"), !rest.contains("#") else {
+            throw BrokerAddressError(text, "a broker address has no path or query")
+        }
+        var username: String?, password: String?
+        if let at = rest.lastIndex(of: "@") {
+            let credentials = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            let parts = credentials.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let user = Self.percentDecoded(parts[0]), !user.isEmpty else {
+                throw BrokerAddressError(text, "the user name is empty or badly percent-encoded")
+            }
+            username = user
+            if parts.count == 2 {
+                guard let secret = Self.percentDecoded(parts[1]) else {
+                    throw BrokerAddressError(text, "the password is badly percent-encoded")
+                }
+                password = secret
+            }
+        }
+        var host: Substring, portText: Substring?
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { throw BrokerAddressError(text, "an IPv6 address lacks its ]") }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            let after = rest[rest.index(after: close)...]
+            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
+                throw BrokerAddressError(text, "unexpected text after the address")
+            }
+        } else {
+            let parts = rest.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            host = parts[0]
+            portText = parts.count == 2 ? parts[1] : nil
+        }
+        guard !host.isEmpty else { throw BrokerAddressError(text, "there is no host") }
+        var port: UInt16?
+        if let portText {
+            guard let number = UInt16(portText), number > 0 else {
+                throw BrokerAddressError(text, "the port must be a number from 1 to 65535")
+            }
+            port = number
+        }
+        self.init(host: String(host), port: port, usesTLS: usesTLS, username: username, password: password)
+    }
+
+    /// The address with the password masked: safe for logs.
+    public var description: String {
+        var text = usesTLS ? "mqtts://" : "mqtt://"
+        if let username { text += username + (password == nil ? "" : ":***") + "@" }
+        text += host.contains(":") ? "[\(host)]" : host
+        return text + ":\(port)"
+    }
+
+    private static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// A broker address that could not be read.
+public struct BrokerAddressError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What was given, with any password masked.
+    public let text: String
+    /// What is wrong with it.
+    public let reason: String
+
+    init(_ text: String, _ reason: String) {
+        // The given text may hold a password: keep the part before the first ':' after '//' and the host only.
+        self.text = Self.masked(text)
+        self.reason = reason
+    }
+
+    public var description: String { "not a broker address: \(text): \(reason)" }
+
+    private static func masked(_ text: String) -> String {
+        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://"),
+              let at = text.lastIndex(of: "@") else { return text }
+        let start = text.index(colon, offsetBy: 3)
+        guard at > start else { return text }
+        let credentials = text[start..<at]
+        guard let colon = credentials.firstIndex(of: ":") else { return text }
+        return String(text[..<colon]) + ":***" + String(text[at...])
+    }
+}
