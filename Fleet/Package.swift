@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // SIGINT and SIGTERM as an AsyncSequence, for both programs (UnixSignals alone, no SwiftNIO).
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Tests only: starting and stopping Mosquitto, PostgreSQL, gpsfake and the two programs.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
@@ -69,6 +71,7 @@ let package = Package(
         .executableTarget(
             name: "FleetUplinkTool",
             dependencies: [
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "FleetUplink", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -76,9 +79,22 @@ let package = Package(
         .executableTarget(
             name: "FleetIngestTool",
             dependencies: [
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "FleetIngest", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // Scripts/fleet-benchmark: the figures beside mosquitto_pub and paho-mqtt, against real servers.
+        .executableTarget(
+            name: "FleetBench",
+            dependencies: [
+                "FleetCore", "FleetUplink", "FleetIngest", "FleetTestSupport",
+                .product(name: "GPSDLocation", package: "GPSDLocation"),
+                .product(name: "GPSDTestSupport", package: "GPSDLocation"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/FleetBench"
         ),
         // Real servers for the tests, each on a free loopback port: Mosquitto, PostgreSQL with PostGIS.
         .target(

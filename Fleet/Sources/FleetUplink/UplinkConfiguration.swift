@@ -1,0 +1,107 @@
+public import FleetCore
+public import GPSDLocation
+
+/// How an ``Uplink`` reaches its broker and paces what it sends.
+///
+/// ```swift
+/// var configuration = UplinkConfiguration(vehicle: try VehicleID("robot-7"),
+///                                         broker: try BrokerAddress(parsing: "mqtts://robot-7@fleet.example.net"))
+/// configuration.broker.password = secret
+/// configuration.caFile = "/etc/fleet/ca.pem"
+/// ```
+public struct UplinkConfiguration: Sendable {
+    /// The vehicle whose fixes these are: its topics, and the first half of each fix's dedupe key.
+    public var vehicle: VehicleID
+    /// The broker, with the user name and password to log in with.
+    public var broker: BrokerAddress
+    /// The certificate authorities to verify a TLS broker by (PEM); nil: the system's
+    /// (`/etc/ssl/certs/ca-certificates.crt`). Given for an `mqtt://` broker, it turns TLS on.
+    public var caFile: String?
+    /// The MQTT client id; by default `fleet-uplink-<vehicle>`.
+    public var clientID: String
+    /// How often the connection is checked when nothing is sent (MQTT keepalive); at least a second.
+    public var keepAlive: Duration = .seconds(30)
+    /// Fixes published and not yet acknowledged, at most: the backlog's window. The newest fix on the state topic
+    /// and the status message come on top.
+    public var maximumInFlight: Int = 256
+    /// Fixes read from the queue at a time while draining a backlog.
+    public var batchSize: Int = 512
+    /// When to try again after a connection failed, was refused or was lost: by default 0.5 s doubling to 30 s,
+    /// each varied by ±50 %, for ever.
+    public var reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(30), jitter: 0.5)
+
+    public init(vehicle: VehicleID, broker: BrokerAddress) {
+        self.vehicle = vehicle
+        self.broker = broker
+        self.clientID = "fleet-uplink-\(vehicle.rawValue)"
+    }
+
+    /// The CA file to use, or nil for a plain TCP connection.
+    var tlsCAFile: String? {
+        if let caFile { return caFile }
+        return broker.usesTLS ? "/etc/ssl/certs/ca-certificates.crt" : nil
+    }
+}
+
+/// Where an ``Uplink``'s connection to its broker stands.
+public enum UplinkState: Sendable, Equatable, CustomStringConvertible {
+    /// Connecting: attempt `attempt` (1 after a start or a good connection).
+    case connecting(attempt: Int)
+    /// The broker accepted the connection; fixes flow.
+    case online
+    /// The broker refused the connection: a wrong user name or password, or not authorised. Retried with backoff.
+    case refused(String)
+    /// The connection could not be made, or was lost. Retried with backoff.
+    case disconnected(String)
+    /// Waiting before the next attempt.
+    case waiting(Duration)
+    /// ``Uplink/stop()`` was called.
+    case stopped
+
+    public var description: String {
+        switch self {
+        case .connecting(let attempt): attempt == 1 ? "connecting" : "connecting (attempt \(attempt))"
+        case .online: "online"
+        case .refused(let reason): "refused: \(reason)"
+        case .disconnected(let reason): "disconnected: \(reason)"
+        case .waiting(let delay): "retrying in \(seconds(delay)) s"
+        case .stopped: "stopped"
+        }
+    }
+}
+
+/// What an ``Uplink`` has done, for health checks and tests.
+public struct UplinkStatistics: Sendable, Equatable {
+    /// The queue's depth, drops and oldest fix.
+    public var queue: FixQueueStatistics
+    /// Fixes the broker acknowledged since the uplink started.
+    public var acknowledged: Int64
+    /// Connections the broker accepted since the uplink started.
+    public var connections: Int
+    /// Connections the broker refused since the uplink started.
+    public var refusals: Int
+    /// Fixes published and not yet acknowledged now.
+    public var inFlight: Int
+}
+
+/// Why an uplink could not start.
+public enum UplinkError: Error, Sendable, CustomStringConvertible {
+    /// A system call failed.
+    case system(String, Int32)
+
+    public var description: String {
+        switch self {
+        case .system(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A duration in seconds with one decimal, for messages.
+func seconds(_ duration: Duration) -> String {
+    let tenths = Int64((Double(duration.components.seconds) * 10 + Double(duration.components.attoseconds) / 1e17).rounded())
+    return "\(tenths / 10).\(tenths % 10)"
+}

@@ -1,0 +1,142 @@
+import ArgumentParser
+import FleetCore
+import FleetUplink
+import Foundation
+import GPSDLocation
+import Logging
+import UnixSignals
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+struct FleetUplinkCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fleet-uplink",
+        abstract: "Send this vehicle's fixes from gpsd to an MQTT broker, losing none while the link is down.",
+        discussion: """
+        Every fix gpsd reports is kept in an on-disk queue (SQLite, WAL) until the broker has acknowledged it \
+        (MQTT 3.1.1, QoS 1): fleet/<vehicle>/fix gets each fix once, in order, with the vehicle and a sequence \
+        number that survives restarts; fleet/<vehicle>/state the newest fix, retained; fleet/<vehicle>/status \
+        online or offline (the last will). It reconnects for ever, with capped backoff and jitter. SIGINT or \
+        SIGTERM stops it: it publishes offline and keeps what is unacknowledged for the next start.
+
+        Example:
+          fleet-uplink --vehicle robot-7 --broker mqtts://robot-7@fleet.example.net \\
+            --password-file /etc/fleet-uplink/password --tls-ca /etc/fleet-uplink/ca.pem
+        """
+    )
+
+    @Option(help: ArgumentHelp("This vehicle's name: 1 to 64 of A-Z a-z 0-9 . _ -", valueName: "id"))
+    var vehicle: String
+
+    @Option(help: ArgumentHelp("The broker: mqtt://[user[:password]@]host[:port] or mqtts://…", valueName: "url"))
+    var broker: String
+
+    @Option(help: ArgumentHelp("gpsd's address", valueName: "host:port"))
+    var gpsd: String = "localhost:2947"
+
+    @Option(help: ArgumentHelp("Read fixes from a gpsd recording (gpspipe -w output) instead of gpsd, at its own pace",
+                               valueName: "file"))
+    var replay: String?
+
+    @Option(help: ArgumentHelp("With --replay: this many times faster than recorded; 0 for as fast as possible",
+                               valueName: "factor"))
+    var speed: Double = 1
+
+    @Option(help: ArgumentHelp("The queue's directory (default: $STATE_DIRECTORY, else ~/.local/state/fleet-uplink)",
+                               valueName: "dir"))
+    var queue: String?
+
+    @Option(help: ArgumentHelp("The most fixes the queue keeps; beyond it the oldest are dropped, and counted",
+                               valueName: "n"))
+    var queueLimit: Int = FixQueue.defaultCapacity
+
+    @Option(help: ArgumentHelp("Verify the broker's TLS certificate by these CAs (PEM); turns TLS on", valueName: "file"))
+    var tlsCa: String?
+
+    @Option(help: ArgumentHelp("Read the broker password from this file's first line (not the command line)",
+                               valueName: "file"))
+    var passwordFile: String?
+
+    @Option(help: ArgumentHelp("Fixes published and not yet acknowledged, at most", valueName: "n"))
+    var maxInFlight: Int = 256
+
+    func validate() throws {
+        guard VehicleID.isValid(vehicle) else { throw ValidationError("\(FleetError.invalidVehicle(vehicle))") }
+        do { _ = try BrokerAddress(parsing: broker) } catch { throw ValidationError(error.description) }
+        if replay == nil {
+            do { _ = try GPSDServer(parsing: gpsd) } catch { throw ValidationError("--gpsd: \(error)") }
+        }
+        guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
+        guard queueLimit >= 1 else { throw ValidationError("--queue-limit must be at least 1") }
+        guard (1...65_535).contains(maxInFlight) else { throw ValidationError("--max-in-flight must be 1 to 65535") }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let logger = { var logger = Logger(label: "fleet-uplink"); logger.logLevel = .info; return logger }()
+        let vehicle = try VehicleID(vehicle)
+        var address = try BrokerAddress(parsing: broker)
+        if let passwordFile {
+            address.password = try readSecret(fromFile: passwordFile)
+            if address.username == nil { throw ValidationError("--password-file needs a user name in --broker") }
+        }
+        var configuration = UplinkConfiguration(vehicle: vehicle, broker: address)
+        configuration.caFile = tlsCa
+        configuration.maximumInFlight = maxInFlight
+        let directory = queue ?? Self.defaultQueueDirectory
+        let fixQueue = try FixQueue(directory: directory, vehicle: vehicle, capacity: queueLimit)
+        let uplink = try Uplink(configuration: configuration, queue: fixQueue, logger: logger)
+        let depth = fixQueue.statistics
+        logger.info("vehicle \(vehicle), queue \(directory) (\(depth.depth) fixes waiting, next seq \(depth.lastSeq + 1)), broker \(address)")
+        uplink.start()
+
+        let gps = if let replay {
+            AsyncLocationManager(recording: URL(fileURLWithPath: replay),
+                                 pace: speed == 0 ? .asFastAsPossible : speed == 1 ? .realTime : .accelerated(by: speed))
+        } else {
+            AsyncLocationManager(server: try GPSDServer(parsing: gpsd))
+        }
+        let ending = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var count = 0
+                for try await fix in gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .bufferingNewest(4096)) {
+                    uplink.enqueue(fix)
+                    count += 1
+                }
+                // A recording has ended: stay until the queue is empty (or a signal comes).
+                await uplink.flushQueue()
+                logger.info("recording ended: \(count) fixes queued; waiting until the broker has them all")
+                while uplink.statistics.queue.depth > 0 { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            group.addTask {
+                for await state in uplink.statusChanges() { logger.info("broker: \(state)") }
+            }
+            group.addTask {
+                for await signal in ending {
+                    logger.info("signal \(signal): stopping")
+                    return
+                }
+            }
+            var failure: (any Error)?
+            do { _ = try await group.next() } catch { failure = error }
+            await gps.stop()
+            await uplink.stop()
+            group.cancelAll()
+            if let failure { throw failure }
+        }
+        let statistics = uplink.statistics
+        logger.info("stopped: \(statistics.acknowledged) fixes acknowledged, \(statistics.queue.depth) kept in the queue")
+    }
+
+    static var defaultQueueDirectory: String {
+        if let state = ProcessInfo.processInfo.environment["STATE_DIRECTORY"], !state.isEmpty {
+            return String(state.split(separator: ":").first ?? Substring(state))
+        }
+        return NSHomeDirectory() + "/.local/state/fleet-uplink"
+    }
+
+}
