@@ -186,6 +186,8 @@ import Testing
             }
             #expect(try first.append(Self.fix(2)).seq == 2)
             try first.close()
+            #expect(throws: FixQueueError.self) { try first.append(Self.fix(3)) }
+            #expect(first.statistics.lastSeq == 2)
             let second = try FixQueue(directory: directory.path, vehicle: vehicle)
             #expect(try seqs(second) == [1, 2])
         }
