@@ -1,0 +1,205 @@
+import NIOCore
+
+// MQTT 3.1.1 (OASIS Standard, 29 October 2014) as the ingest speaks it: the client's end of CONNECT, SUBSCRIBE,
+// PUBACK, PINGREQ and DISCONNECT, and the broker's CONNACK, SUBACK, PUBLISH (QoS 0 and 1), PINGRESP.
+
+/// A packet the broker sent, decoded.
+enum MQTTPacket {
+    case connack(sessionPresent: Bool, returnCode: UInt8)
+    case publish(MQTTMessage)
+    case suback(packetID: UInt16, returnCodes: [UInt8])
+    case unsuback(packetID: UInt16)
+    case puback(packetID: UInt16)
+    case pingresp
+}
+
+/// Splits the byte stream into MQTT control packets: a fixed header (type and flags, then the Remaining Length in
+/// one to four bytes of seven bits each, least significant first) and that many bytes (MQTT 3.1.1 section 2.2).
+struct MQTTFrameDecoder: ByteToMessageDecoder {
+    typealias InboundOut = MQTTPacket
+
+    /// The largest Remaining Length accepted: a 1 MiB payload with the longest topic and a packet id. A larger one
+    /// is refused before its bytes are buffered.
+    static let maximumRemainingLength = (1 << 20) + 2 + 65_535 + 2
+
+    let maximumRemainingLength: Int
+
+    init(maximumRemainingLength: Int = MQTTFrameDecoder.maximumRemainingLength) {
+        self.maximumRemainingLength = maximumRemainingLength
+    }
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let header = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) else { return .needMoreData }
+        var length = 0
+        var lengthBytes = 0
+        while true {
+            guard let byte = buffer.getInteger(at: buffer.readerIndex + 1 + lengthBytes, as: UInt8.self) else {
+                return .needMoreData
+            }
+            length |= Int(byte & 0x7F) << (7 * lengthBytes)
+            lengthBytes += 1
+            if byte & 0x80 == 0 { break }
+            if lengthBytes == 4 {
+                throw MQTTSubscriberError.protocolError("a Remaining Length longer than 4 bytes")
+            }
+        }
+        guard length <= maximumRemainingLength else {
+            throw MQTTSubscriberError.protocolError(
+                "a packet of \(length) bytes, more than the \(maximumRemainingLength) accepted")
+        }
+        guard buffer.readableBytes >= 1 + lengthBytes + length else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: 1 + lengthBytes)
+        var body = buffer.readSlice(length: length)!
+        let packet = try MQTTPacket(header: header, body: &body)
+        context.fireChannelRead(Self.wrapInboundOut(packet))
+        return .continue
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer,
+                             seenEOF: Bool) throws -> DecodingState {
+        while try decode(context: context, buffer: &buffer) == .continue {}
+        return .needMoreData
+    }
+}
+
+extension MQTTPacket {
+    /// Decodes one packet from its first byte and its `body` (exactly Remaining Length bytes).
+    init(header: UInt8, body: inout ByteBuffer) throws(MQTTSubscriberError) {
+        let type = header >> 4
+        let flags = header & 0x0F
+        func malformed(_ what: String) -> MQTTSubscriberError { .protocolError("a malformed \(what)") }
+        func requireFlags(_ expected: UInt8, _ name: String) throws(MQTTSubscriberError) {
+            guard flags == expected else { throw .protocolError("\(name) with fixed header flags \(flags)") }
+        }
+        switch type {
+        case 2:
+            try requireFlags(0, "CONNACK")
+            guard body.readableBytes == 2, let acknowledge = body.readInteger(as: UInt8.self),
+                  let returnCode = body.readInteger(as: UInt8.self), acknowledge & 0xFE == 0
+            else { throw malformed("CONNACK") }
+            self = .connack(sessionPresent: acknowledge & 1 == 1, returnCode: returnCode)
+        case 3:
+            let qos = (flags >> 1) & 3
+            guard qos < 2 else {
+                throw qos == 2 ? .protocolError("a QoS 2 PUBLISH (only QoS 0 and 1 are supported)")
+                               : malformed("PUBLISH (QoS 3)")
+            }
+            guard let topicLength = body.readInteger(as: UInt16.self),
+                  let topicBytes = body.readBytes(length: Int(topicLength))
+            else { throw malformed("PUBLISH (topic)") }
+            guard let topic = String(validating: topicBytes, as: UTF8.self), !topic.isEmpty else {
+                throw malformed("PUBLISH (topic not UTF-8 or empty)")
+            }
+            var packetID: UInt16?
+            if qos > 0 {
+                guard let id = body.readInteger(as: UInt16.self), id != 0 else { throw malformed("PUBLISH (packet id)") }
+                packetID = id
+            }
+            self = .publish(MQTTMessage(topic: topic, payload: body.readBytes(length: body.readableBytes) ?? [],
+                                        packetID: packetID, qos: qos, isDuplicate: flags & 0x08 != 0,
+                                        isRetained: flags & 0x01 != 0))
+        case 4:
+            try requireFlags(0, "PUBACK")
+            guard body.readableBytes == 2, let id = body.readInteger(as: UInt16.self) else { throw malformed("PUBACK") }
+            self = .puback(packetID: id)
+        case 9:
+            try requireFlags(0, "SUBACK")
+            guard body.readableBytes >= 3, let id = body.readInteger(as: UInt16.self),
+                  let codes = body.readBytes(length: body.readableBytes),
+                  codes.allSatisfy({ $0 <= 2 || $0 == 0x80 })
+            else { throw malformed("SUBACK") }
+            self = .suback(packetID: id, returnCodes: codes)
+        case 11:
+            try requireFlags(0, "UNSUBACK")
+            guard body.readableBytes == 2, let id = body.readInteger(as: UInt16.self) else {
+                throw malformed("UNSUBACK")
+            }
+            self = .unsuback(packetID: id)
+        case 13:
+            try requireFlags(0, "PINGRESP")
+            guard body.readableBytes == 0 else { throw malformed("PINGRESP") }
+            self = .pingresp
+        default:
+            throw .protocolError("a packet of type \(type), which a broker does not send to a subscriber")
+        }
+    }
+}
+
+/// The packets the subscriber sends.
+enum MQTTEncoder {
+    static func connect(clientID: String, cleanSession: Bool, username: String?, password: String?,
+                        keepAlive: UInt16, allocator: ByteBufferAllocator) throws(MQTTSubscriberError) -> ByteBuffer {
+        guard password == nil || username != nil else {
+            throw .invalidArgument("a password without a user name (MQTT 3.1.1 section 3.1.2.9)")
+        }
+        var body = allocator.buffer(capacity: 64)
+        try writeString("MQTT", to: &body, what: "protocol name")
+        body.writeInteger(UInt8(4))  // protocol level: 3.1.1
+        var flags: UInt8 = cleanSession ? 0x02 : 0
+        if username != nil { flags |= 0x80 }
+        if password != nil { flags |= 0x40 }
+        body.writeInteger(flags)
+        body.writeInteger(keepAlive)
+        try writeString(clientID, to: &body, what: "client id")
+        if let username { try writeString(username, to: &body, what: "user name") }
+        if let password { try writeString(password, to: &body, what: "password") }
+        return packet(0x10, body: body, allocator: allocator)
+    }
+
+    static func subscribe(packetID: UInt16, topicFilter: String, qos: UInt8,
+                          allocator: ByteBufferAllocator) throws(MQTTSubscriberError) -> ByteBuffer {
+        guard !topicFilter.isEmpty else { throw .invalidArgument("an empty topic filter") }
+        guard qos <= 2 else { throw .invalidArgument("QoS \(qos) (0, 1 or 2)") }
+        var body = allocator.buffer(capacity: topicFilter.utf8.count + 5)
+        body.writeInteger(packetID)
+        try writeString(topicFilter, to: &body, what: "topic filter")
+        body.writeInteger(qos)
+        return packet(0x82, body: body, allocator: allocator)
+    }
+
+    /// PUBACKs for `packetIDs`, one after the other in one buffer.
+    static func pubacks(_ packetIDs: [UInt16], allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 4 * packetIDs.count)
+        for id in packetIDs {
+            buffer.writeInteger(UInt8(0x40))
+            buffer.writeInteger(UInt8(2))
+            buffer.writeInteger(id)
+        }
+        return buffer
+    }
+
+    static func pingreq(allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 2)
+        buffer.writeBytes([0xC0, 0x00])
+        return buffer
+    }
+
+    static func disconnect(allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 2)
+        buffer.writeBytes([0xE0, 0x00])
+        return buffer
+    }
+
+    private static func writeString(_ string: String, to buffer: inout ByteBuffer,
+                                    what: String) throws(MQTTSubscriberError) {
+        let count = string.utf8.count
+        guard count <= Int(UInt16.max) else { throw .invalidArgument("a \(what) of \(count) bytes (65535 at most)") }
+        buffer.writeInteger(UInt16(count))
+        buffer.writeString(string)
+    }
+
+    private static func packet(_ header: UInt8, body: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: body.readableBytes + 5)
+        buffer.writeInteger(header)
+        var length = body.readableBytes
+        repeat {
+            var byte = UInt8(length & 0x7F)
+            length >>= 7
+            if length > 0 { byte |= 0x80 }
+            buffer.writeInteger(byte)
+        } while length > 0
+        var body = body
+        buffer.writeBuffer(&body)
+        return buffer
+    }
+}

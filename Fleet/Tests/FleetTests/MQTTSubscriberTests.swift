@@ -1,0 +1,286 @@
+import FleetIngest
+import FleetTestSupport
+import GPSDTestSupport
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The ingest's MQTT subscriber against a real Mosquitto, and against a fake peer that sends malformed packets.
+@Suite("MQTTSubscriber", .enabled(if: Mosquitto.isAvailable), .timeLimit(.minutes(3)))
+struct MQTTSubscriberTests {
+    typealias Messages = AsyncThrowingStream<MQTTMessage, any Error>.AsyncIterator
+
+    @Test("subscribes at QoS 1; 1,000 messages arrive in order, each with a packet id, and are acknowledged")
+    func thousandMessagesInOrder() async throws {
+        // An in-flight window of 100: the 1,000 can only all arrive if the acknowledgements reach the broker.
+        try await withBroker(maxInflight: 100) { broker in
+            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port,
+                                                              clientID: "ingest-thousand", cleanSession: true)
+            #expect(subscriber.sessionPresent == false)
+            #expect(try await subscriber.subscribe("fleet/+/fix", qos: 1) == 1)
+            var messages = subscriber.messages.makeAsyncIterator()
+            let lines = (1...1000).map { "fix \($0)" }
+            try await publish(lines, port: broker.port)
+            var received: [MQTTMessage] = []
+            while received.count < lines.count {
+                let batch = try await receive(50, from: &messages)
+                received += batch
+                subscriber.acknowledge(batch.compactMap(\.packetID))
+            }
+            #expect(received.map(\.text) == lines)
+            #expect(received.allSatisfy { $0.topic == "fleet/r1/fix" && $0.qos == 1 && $0.packetID != nil })
+            #expect(received.allSatisfy { !$0.isDuplicate && !$0.isRetained })
+            await subscriber.disconnect()
+            // After DISCONNECT the stream ends without an error.
+            #expect(try await messages.next() == nil)
+        }
+    }
+
+    @Test("a persistent session keeps what was published while the subscriber was away")
+    func persistentSession() async throws {
+        try await withBroker { broker in
+            let first = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest")
+            #expect(first.sessionPresent == false)
+            #expect(try await first.subscribe("fleet/+/fix", qos: 1) == 1)
+            await first.disconnect()
+
+            let lines = (1...50).map { "away \($0)" }
+            try await publish(lines, port: broker.port)
+
+            let second = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest")
+            #expect(second.sessionPresent == true)
+            var messages = second.messages.makeAsyncIterator()
+            let received = try await receive(50, from: &messages)
+            #expect(received.map(\.text) == lines)
+            #expect(received.allSatisfy { $0.qos == 1 && $0.packetID != nil })
+            second.acknowledge(received.compactMap(\.packetID))
+            await second.disconnect()
+        }
+    }
+
+    @Test("messages not acknowledged before the connection broke come again, marked duplicate; acknowledged ones do not")
+    func unacknowledgedAreRedelivered() async throws {
+        try await withBroker { broker in
+            let first = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest")
+            try await first.subscribe("fleet/+/fix", qos: 1)
+            var messages = first.messages.makeAsyncIterator()
+            let lines = (1...50).map { "fix \($0)" }
+            try await publish(lines, port: broker.port)
+            let received = try await receive(50, from: &messages)
+            #expect(received.map(\.text) == lines)
+            first.acknowledge(received.prefix(30).compactMap(\.packetID))
+            // The broker reads in order: once this SUBACK is back, it has handled the 30 PUBACKs.
+            try await first.subscribe("fleet/sync", qos: 1)
+            await first.closeWithoutDisconnect()
+            await #expect(throws: MQTTSubscriberError.connectionClosed) { try await messages.next() }
+
+            let second = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest")
+            #expect(second.sessionPresent == true)
+            var again = second.messages.makeAsyncIterator()
+            try await publish(["end"], port: broker.port)
+            var redelivered: [MQTTMessage] = []
+            while true {
+                let message = try #require(try await again.next())
+                if message.text == "end" {
+                    #expect(message.isDuplicate == false)
+                    second.acknowledge(message.packetID.map { [$0] } ?? [])
+                    break
+                }
+                redelivered.append(message)
+            }
+            #expect(redelivered.map(\.text) == Array(lines.suffix(20)))
+            #expect(redelivered.allSatisfy { $0.isDuplicate && $0.packetID != nil })
+            second.acknowledge(redelivered.compactMap(\.packetID))
+            await second.disconnect()
+        }
+    }
+
+    @Test("a wrong password is refused with the return code Mosquitto sends; the right one connects")
+    func wrongPassword() async throws {
+        try await withBroker(users: ["ingest": "secret"]) { broker in
+            await #expect(throws: MQTTSubscriberError.refused(returnCode: 5)) {
+                _ = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest",
+                                                     username: "ingest", password: "wrong")
+            }
+            await #expect(throws: MQTTSubscriberError.refused(returnCode: 5)) {
+                _ = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest")
+            }
+            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest",
+                                                              username: "ingest", password: "secret")
+            #expect(try await subscriber.subscribe("fleet/+/fix", qos: 1) == 1)
+            await subscriber.disconnect()
+        }
+    }
+
+    @Test("the broker killed: the messages stream ends with an error, a pending subscribe fails")
+    func brokerKilled() async throws {
+        try await withBroker { broker in
+            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest")
+            try await subscriber.subscribe("fleet/+/fix", qos: 1)
+            try await publish(["before"], port: broker.port)
+            var messages = subscriber.messages.makeAsyncIterator()
+            #expect(try await messages.next()?.text == "before")
+            await broker.kill()
+            killBrokerProcess(broker)
+            await #expect(throws: MQTTSubscriberError.connectionClosed) {
+                while try await messages.next() != nil {}
+            }
+            await #expect(throws: MQTTSubscriberError.connectionClosed) {
+                try await subscriber.subscribe("fleet/other", qos: 1)
+            }
+        }
+    }
+
+    @Test("nothing listening: an I/O error")
+    func nothingListening() async throws {
+        let port = freeLoopbackPort()
+        do {
+            _ = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest")
+            Issue.record("connected to a closed port")
+        } catch {
+            guard case .io = error else { Issue.record("\(error)"); return }
+        }
+    }
+
+    @Test("malformed packets before CONNACK: a protocol error, no crash", arguments: [
+        ([0x30, 0x80, 0x80, 0x80, 0x80, 0x01], "Remaining Length longer than 4 bytes"),
+        ([0x30, 0xFF, 0xFF, 0xFF, 0x7F], "more than"),
+        ([0x20, 0x03, 0x00, 0x00, 0x00], "malformed CONNACK"),
+        ([0x90, 0x03, 0x00, 0x01, 0x01], "SUBACK before CONNACK"),
+    ] as [([UInt8], String)])
+    func malformedBeforeConnack(bytes: [UInt8], expected: String) async throws {
+        try await withFakePeer(sending: bytes) { port in
+            do {
+                _ = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest")
+                Issue.record("connected to a peer that sent \(bytes)")
+            } catch let error as MQTTSubscriberError {
+                guard case .protocolError(let what) = error else { Issue.record("\(error)"); return }
+                #expect(what.contains(expected))
+            }
+        }
+    }
+
+    @Test("a malformed packet after CONNACK: the messages stream ends with a protocol error", arguments: [
+        ([0x30, 0x03, 0x00, 0x10, 0x61], "malformed PUBLISH (topic)"),  // topic longer than the packet
+        ([0x34, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01], "QoS 2"),
+        ([0x32, 0x05, 0x00, 0x01, 0x61, 0x00, 0x00], "packet id"),  // QoS 1 with packet id 0
+        ([0x30, 0x80, 0x80, 0x80, 0x80, 0x01], "Remaining Length longer than 4 bytes"),
+    ] as [([UInt8], String)])
+    func malformedAfterConnack(bytes: [UInt8], expected: String) async throws {
+        // A good CONNACK, a good QoS 0 PUBLISH to `t` ("ok"), then the malformed packet.
+        let prefix: [UInt8] = [0x20, 0x02, 0x00, 0x00, 0x30, 0x05, 0x00, 0x01, 0x74, 0x6F, 0x6B]
+        try await withFakePeer(sending: prefix + bytes) { port in
+            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest")
+            var messages = subscriber.messages.makeAsyncIterator()
+            let first = try #require(try await messages.next())
+            #expect(first.topic == "t" && first.text == "ok" && first.qos == 0 && first.packetID == nil)
+            do {
+                while try await messages.next() != nil {}
+                Issue.record("the stream ended without an error")
+            } catch let error as MQTTSubscriberError {
+                guard case .protocolError(let what) = error else { Issue.record("\(error)"); return }
+                #expect(what.contains(expected))
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body` with a fresh broker, stopped (and its directory removed) afterwards.
+    private func withBroker(users: [String: String] = [:], maxInflight: Int = 1000,
+                            _ body: (Mosquitto) async throws -> Void) async throws {
+        let broker = try await Mosquitto.start(users: users, maxInflight: maxInflight)
+        do {
+            try await body(broker)
+        } catch {
+            killBrokerProcess(broker)
+            await broker.stop()
+            throw error
+        }
+        killBrokerProcess(broker)
+        await broker.stop()
+    }
+
+    /// SIGKILL to the broker itself. `Mosquitto.kill` signals the process group of `setsid`, which forks when it is
+    /// started as a process group leader (as Foundation's `Process` starts it), so the broker is missed and goes on
+    /// running: it is found here by its configuration file instead.
+    private func killBrokerProcess(_ broker: Mosquitto) {
+        let configuration = broker.directory.appendingPathComponent("mosquitto.conf").path
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry),
+                  let commandLine = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            let arguments = commandLine.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            if arguments.first?.hasSuffix("mosquitto") == true, arguments.contains(configuration) {
+                kill(pid, SIGKILL)
+            }
+        }
+    }
+
+    /// Publishes each of `lines` as a QoS 1 message to `topic` with `mosquitto_pub -l`, which exits once the broker
+    /// has acknowledged them all.
+    private func publish(_ lines: [String], port: UInt16, topic: String = "fleet/r1/fix") async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+        process.arguments = ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic, "-l"]
+        let input = Pipe()
+        process.standardInput = input
+        let (exited, exit) = AsyncStream<Int32>.makeStream()
+        process.terminationHandler = { exit.yield($0.terminationStatus) }
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: Data(lines.map { $0 + "\n" }.joined().utf8))
+        try input.fileHandleForWriting.close()
+        var statuses = exited.makeAsyncIterator()
+        let status = await statuses.next()
+        #expect(status == 0, "mosquitto_pub exited with \(String(describing: status))")
+    }
+
+    /// The next `count` messages.
+    private func receive(_ count: Int, from messages: inout Messages) async throws -> [MQTTMessage] {
+        var received: [MQTTMessage] = []
+        while received.count < count {
+            received.append(try #require(try await messages.next(), "the stream ended after \(received.count)"))
+        }
+        return received
+    }
+
+    /// Runs `body` with the port of a loopback listener that sends `bytes` to whoever connects, then stays silent.
+    private func withFakePeer(sending bytes: [UInt8], _ body: (UInt16) async throws -> Void) async throws {
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(FakePeer(bytes: bytes))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(server.localAddress?.port)
+        do {
+            try await body(UInt16(port))
+        } catch {
+            try? await server.close()
+            throw error
+        }
+        try await server.close()
+    }
+}
+
+/// Sends its bytes as soon as a client connects.
+private final class FakePeer: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    let bytes: [UInt8]
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+    }
+}
+
+extension MQTTMessage {
+    var text: String { String(decoding: payload, as: UTF8.self) }
+}
