@@ -1,0 +1,280 @@
+public import Foundation
+import GPSDTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real PostgreSQL 15 server (Debian's `postgresql-15`, with PostGIS 3.3 installed beside it) on a free loopback
+/// port, its cluster in a directory of its own, so that a restart on the same port finds every committed row.
+///
+/// `initdb` and `postgres` refuse to run as root: run by root, they run as the user `postgres` that Debian's package
+/// creates (through `setpriv`); run by anyone else, as that user. Authentication is `trust` on 127.0.0.1, the
+/// superuser is `postgres`, and `fsync` stays on: a commit is on disk when it returns, as in production.
+///
+/// ```swift
+/// let server = try await PostgreSQL.start()
+/// defer { Task { await server.stop() } }
+/// try await server.createDatabase("fleet")
+/// print(try await server.psql("SELECT 1", database: "fleet"))   // 1
+/// // connect to server.url(database: "fleet")
+/// ```
+public final class PostgreSQL: @unchecked Sendable {
+    /// The port it listens on, on 127.0.0.1.
+    public let port: UInt16
+    /// Its directory: the cluster in `data`, its Unix socket, its log.
+    public let directory: URL
+    private let lock = NSLock()
+    private var process: Process?
+
+    /// Where Debian installs PostgreSQL 15's programs.
+    public static let binaries = "/usr/lib/postgresql/15/bin"
+
+    /// Whether PostgreSQL 15 is installed.
+    public static var isAvailable: Bool { access("\(binaries)/postgres", X_OK) == 0 }
+
+    /// The cluster's data directory.
+    public var dataDirectory: URL { directory.appendingPathComponent("data") }
+
+    /// The user the server runs as: `postgres` when started by root, else nil (whoever started it).
+    private static var serverUser: String? { geteuid() == 0 ? "postgres" : nil }
+
+    private init(port: UInt16, directory: URL) {
+        self.port = port
+        self.directory = directory
+    }
+
+    deinit {
+        // A server its tests forgot: its processes end when the postmaster does.
+        if let process, process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// `postgresql://postgres@127.0.0.1:PORT/DATABASE`.
+    public func url(database: String = "postgres") -> String {
+        "postgresql://postgres@127.0.0.1:\(port)/\(database)"
+    }
+
+    /// Makes a cluster (`initdb -A trust -U postgres`) in a new directory and starts a server on a free port;
+    /// returns once it accepts connections.
+    public static func start() async throws -> PostgreSQL {
+        let directory = try makeServerDirectory("postgres")
+        do {
+            try await initialize(directory)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            let server = PostgreSQL(port: freeLoopbackPort(), directory: directory)
+            do {
+                try await server.restart()
+                try await server.waitUntilReady()
+                return server
+            } catch {
+                lastError = error
+                await server.kill()
+            }
+        }
+        try? FileManager.default.removeItem(at: directory)
+        throw lastError ?? ServerError("postgres did not start")
+    }
+
+    private static func initialize(_ directory: URL) async throws {
+        let data = directory.appendingPathComponent("data").path
+        if let user = serverUser {
+            // The server's own directory (its socket, its lock files) and the cluster belong to it.
+            guard let entry = getpwnam(user) else { throw ServerError("no user \(user) to run postgres as") }
+            guard chown(directory.path, entry.pointee.pw_uid, entry.pointee.pw_gid) == 0 else {
+                throw ServerError("chown \(directory.path) to \(user): \(String(cString: strerror(errno)))")
+            }
+        }
+        let (status, _, errors) = try await run(
+            serverCommand("\(binaries)/initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8",
+                                                 "--locale=C", "--no-sync"]))
+        guard status == 0 else { throw ServerError("initdb failed (\(status)):\n\(errors)") }
+    }
+
+    /// The command that runs `executable` as the server's user, in a System V IPC namespace of its own when run by
+    /// root: PostgreSQL needs a shared memory segment, and the machine's (SHMMNI, 4096) may all be taken by
+    /// segments other programs left behind.
+    private static func serverCommand(_ executable: String, _ arguments: [String]) -> [String] {
+        guard let user = serverUser else { return [executable] + arguments }
+        return ["/usr/bin/unshare", "--ipc", "--", "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)",
+                "--init-groups", "--", executable] + arguments
+    }
+
+    /// Starts it (again) on the same port with the same cluster; returns once it accepts TCP connections. After a
+    /// SIGKILL it recovers from its write-ahead log first: every committed transaction is there.
+    public func restart() async throws {
+        let command = Self.serverCommand(
+            "\(Self.binaries)/postgres",
+            ["-D", dataDirectory.path, "-p", String(port), "-c", "listen_addresses=127.0.0.1",
+             "-k", directory.path, "-c", "unix_socket_permissions=0777"])
+        // Started here, not through ServerProcess: its `setsid` forks when its caller leads a process group (as
+        // Foundation's children do), and the process it watches is then not the server.
+        let log = directory.appendingPathComponent("postgres.log")
+        if !FileManager.default.fileExists(atPath: log.path) {
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        }
+        let output = try FileHandle(forWritingTo: log)
+        output.seekToEndOfFile()
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: command[0])
+        server.arguments = Array(command.dropFirst())
+        server.standardInput = FileHandle.nullDevice
+        server.standardOutput = output
+        server.standardError = output
+        try server.run()
+        try? output.close()
+        lock.withLock { process = server }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !loopbackAccepts(port: port) {
+            guard server.isRunning else {
+                throw ServerError("\(command.joined(separator: " ")) ended before it listened on 127.0.0.1:\(port):\n\(self.log)")
+            }
+            guard ContinuousClock.now < deadline else {
+                throw ServerError("\(command.joined(separator: " ")) did not listen on 127.0.0.1:\(port):\n\(self.log)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await waitUntilReady()
+    }
+
+    /// Waits until it answers a query: it listens already while it recovers, and refuses connections then.
+    private func waitUntilReady() async throws {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while true {
+            do {
+                _ = try await psql("SELECT 1")
+                return
+            } catch {
+                guard ContinuousClock.now < deadline, lock.withLock({ process?.isRunning }) == true else { throw error }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// Kills it and all its processes with `signal` (SIGKILL: no shutdown, as in a power cut; SIGTERM or SIGINT: a
+    /// clean one), and returns once every one of them has exited, so that a ``restart()`` never meets the old ones.
+    ///
+    /// The postmaster's processes are found by their parent, in /proc: each leads a session of its own, so one
+    /// signal to a process group does not reach them.
+    public func kill(_ signal: Int32 = SIGKILL) async {
+        guard let server = lock.withLock({ process }) else { return }
+        var targets: [pid_t] = []
+        let postmaster = server.isRunning ? server.processIdentifier : postmasterPID()
+        if let postmaster { targets = [postmaster] + Self.children(of: postmaster) }
+        if signal == SIGKILL {
+            for pid in targets { _ = Glibc.kill(pid, SIGKILL) }
+        } else if let postmaster = targets.first {
+            _ = Glibc.kill(postmaster, signal)
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while targets.contains(where: Self.isAlive), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        for pid in targets where Self.isAlive(pid) { _ = Glibc.kill(pid, SIGKILL) }
+        while targets.contains(where: Self.isAlive) { try? await Task.sleep(for: .milliseconds(10)) }
+        lock.withLock { process = nil }
+    }
+
+    /// The postmaster's process id, from the first line of `postmaster.pid`.
+    private func postmasterPID() -> pid_t? {
+        let text = try? String(contentsOf: dataDirectory.appendingPathComponent("postmaster.pid"), encoding: .utf8)
+        return text?.split(separator: "\n").first.flatMap { pid_t($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// The processes whose parent is `parent`, from /proc/PID/stat.
+    private static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry), let stat = statFields(pid), stat.count > 1, pid_t(stat[1]) == parent else {
+                return nil
+            }
+            return pid
+        }
+    }
+
+    /// The fields of /proc/PID/stat after the command name: state, parent, …
+    private static func statFields(_ pid: pid_t) -> [Substring]? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: end)...].split(separator: " ")
+    }
+
+    /// Whether `pid` is a process that has not exited (a zombie has).
+    private static func isAlive(_ pid: pid_t) -> Bool {
+        guard let state = statFields(pid)?.first else { return false }
+        return state != "Z" && state != "X"
+    }
+
+    /// Stops it and removes its directory.
+    public func stop() async {
+        await kill(SIGKILL)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// What it logged.
+    public var log: String {
+        (try? String(contentsOf: directory.appendingPathComponent("postgres.log"), encoding: .utf8)) ?? ""
+    }
+
+    /// Makes a database (`CREATE DATABASE`, the name quoted as an identifier).
+    public func createDatabase(_ name: String) async throws {
+        _ = try await runTool("createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", name])
+    }
+
+    /// Runs `sql` through `psql -XAt` (no psqlrc, unaligned, tuples only) on 127.0.0.1 and returns what it printed:
+    /// one line per row, columns separated by `|`. Throws what psql wrote to stderr when it fails (`ON_ERROR_STOP`).
+    @discardableResult
+    public func psql(_ sql: String, database: String = "postgres") async throws -> String {
+        try await runTool("psql", ["-XAt", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port),
+                                   "-U", "postgres", "-d", database, "-c", sql])
+    }
+
+    /// Runs one of PostgreSQL's client programs as whoever runs the tests; its stdout, or an error with its stderr.
+    private func runTool(_ name: String, _ arguments: [String]) async throws -> String {
+        let command = ["\(Self.binaries)/\(name)"] + arguments
+        let (status, output, errors) = try await Self.run(command)
+        guard status == 0 else {
+            throw ServerError("\(name) \(arguments.joined(separator: " ")) failed (\(status)): \(errors)")
+        }
+        return output.hasSuffix("\n") ? String(output.dropLast()) : output
+    }
+
+    /// Runs `command` to its end: its exit status, stdout and stderr.
+    private static func run(_ command: [String]) async throws -> (Int32, String, String) {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-pgtool-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outURL = scratch.appendingPathComponent("stdout"), errURL = scratch.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: command[0])
+        tool.arguments = Array(command.dropFirst())
+        var environment = ProcessInfo.processInfo.environment
+        for key in environment.keys where key.hasPrefix("PG") { environment[key] = nil }
+        environment["PGCONNECT_TIMEOUT"] = "30"
+        tool.environment = environment
+        tool.standardInput = FileHandle.nullDevice
+        tool.standardOutput = out
+        tool.standardError = err
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            tool.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try tool.run()
+            } catch {
+                tool.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        try? out.close()
+        try? err.close()
+        let output = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
+        let errors = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+        return (status, output, errors)
+    }
+}
