@@ -1,0 +1,282 @@
+import FleetCore
+import FleetIngest
+import FleetTestSupport
+import Foundation
+import GPSDLocation
+import Logging
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The PostGIS writer against a real PostgreSQL 15 with PostGIS 3.3, one server per test.
+@Suite("FixStore", .serialized, .enabled(if: PostgreSQL.isAvailable, "PostgreSQL 15 is not installed"),
+       .timeLimit(.minutes(5)))
+struct FixStoreTests {
+    /// 2025-06-01T12:00:00Z.
+    static let start = Date(timeIntervalSince1970: 1_748_779_200)
+
+    /// A server with a database `fleet`, a store on it whose pool runs for `body`'s duration.
+    func withStore(prepare: Bool = true,
+                   _ body: (PostgreSQL, FixStore) async throws -> Void) async throws {
+        let server = try await PostgreSQL.start()
+        do {
+            try await server.createDatabase("fleet")
+            let store = try FixStore(url: server.url(database: "fleet"), logger: Logger(label: "FixStoreTests"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await store.run() }
+                defer { group.cancelAll() }
+                if prepare { try await store.prepare() }
+                try await body(server, store)
+            }
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    func message(_ vehicle: String, _ seq: Int64, seconds: Double, latitude: Double, longitude: Double,
+                 altitude: Double? = nil) throws -> FleetMessage {
+        FleetMessage(vehicle: try VehicleID(vehicle), seq: seq, location: Location(
+            coordinate: .init(latitude: latitude, longitude: longitude), altitude: altitude,
+            horizontalAccuracy: 2.5, verticalAccuracy: altitude == nil ? nil : 4.25, speed: 1.5, course: 270.5,
+            climb: altitude == nil ? nil : -0.125, timestamp: Self.start.addingTimeInterval(seconds),
+            fix: altitude == nil ? .twoDimensional : .threeDimensional, status: .dgps))
+    }
+
+    func stored(_ message: FleetMessage) -> StoredFix {
+        let location = message.location
+        return StoredFix(vehicle: message.vehicle, seq: message.seq, time: location.timestamp,
+                         latitude: location.coordinate.latitude, longitude: location.coordinate.longitude,
+                         altitude: location.altitude, horizontalAccuracy: location.horizontalAccuracy,
+                         verticalAccuracy: location.verticalAccuracy, speed: location.speed, course: location.course,
+                         climb: location.climb, fix: location.fix.rawValue, status: location.status.rawValue)
+    }
+
+    /// A thousand distinct fixes of one vehicle, every value different from its neighbours'.
+    func thousand(_ vehicle: String = "robot-7", from first: Int64 = 1) throws -> [FleetMessage] {
+        try (first..<first + 1000).map { seq in
+            let i = Double(seq)
+            return try message(vehicle, seq, seconds: i * 0.5, latitude: 52.5 + i * 1e-5 + 1e-9 / 3,
+                               longitude: 13.4 - i * 1e-5, altitude: 30 + i * 0.25)
+        }
+    }
+
+    @Test("prepare() makes the extension, the table and its indexes; again, it changes nothing")
+    func prepareMakesTheSchema() async throws {
+        try await withStore(prepare: false) { server, store in
+            #expect(try await server.psql("SELECT to_regclass('fixes') IS NULL", database: "fleet") == "t")
+            try await store.prepare()
+            try await store.prepare()
+            #expect(try await server.psql("SELECT extname FROM pg_extension WHERE extname = 'postgis'",
+                                          database: "fleet") == "postgis")
+            let columns = try await server.psql("""
+                SELECT attname || ' ' || format_type(atttypid, atttypmod) || ' ' || attnotnull FROM pg_attribute
+                WHERE attrelid = 'fixes'::regclass AND attnum > 0 ORDER BY attnum
+                """, database: "fleet")
+            #expect(columns.split(separator: "\n") == [
+                "vehicle text true", "seq bigint true", "time timestamp with time zone true",
+                "position geography(PointZ,4326) true", "altitude double precision false",
+                "horizontal_accuracy double precision false", "vertical_accuracy double precision false",
+                "speed double precision false", "course double precision false", "climb double precision false",
+                "fix text true", "status text true", "received timestamp with time zone true",
+            ])
+            let indexes = try await server.psql(
+                "SELECT indexdef FROM pg_indexes WHERE tablename = 'fixes' ORDER BY indexdef", database: "fleet")
+            #expect(indexes.contains("USING btree (vehicle, seq)"))
+            #expect(indexes.contains("USING btree (vehicle, \"time\")"))
+            #expect(indexes.contains("USING gist (\"position\")"))
+            #expect(indexes.split(separator: "\n").count == 3)
+        }
+    }
+
+    @Test("1,000 fixes are 1,000 rows with every value; the same batch again adds none")
+    func insertsAndDedupes() async throws {
+        try await withStore { server, store in
+            let batch = try thousand()
+            #expect(try await store.insert(batch) == 1000)
+            let lines = try await server.psql("""
+                SELECT seq, ST_Y(position::geometry), ST_X(position::geometry), ST_Z(position::geometry), altitude,
+                       horizontal_accuracy, vertical_accuracy, speed, course, climb,
+                       extract(epoch FROM time)::float8, fix, status, vehicle
+                FROM fixes ORDER BY seq
+                """, database: "fleet").split(separator: "\n")
+            #expect(lines.count == 1000)
+            for (line, message) in zip(lines, batch) {
+                let location = message.location
+                let expected = [
+                    String(message.seq), "\(location.coordinate.latitude)", "\(location.coordinate.longitude)",
+                    "\(location.altitude!)", "\(location.altitude!)", "\(location.horizontalAccuracy!)",
+                    "\(location.verticalAccuracy!)", "\(location.speed!)", "\(location.course!)",
+                    "\(location.climb!)", "\(location.timestamp.timeIntervalSince1970)", "3D", "dgps", "robot-7",
+                ]
+                let columns = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+                // Numbers compared as numbers: psql prints the shortest text that reads back exactly.
+                #expect(columns.count == expected.count)
+                for (column, want) in zip(columns, expected) {
+                    if let number = Double(want) {
+                        #expect(Double(column) == number, "\(line)")
+                    } else {
+                        #expect(column == want, "\(line)")
+                    }
+                }
+            }
+            #expect(try await store.insert(batch) == 0)
+            #expect(try await store.insert(Array(batch[500...]) + thousand(from: 1001)[..<500]) == 500)
+            #expect(try await server.psql("SELECT count(*), max(seq) FROM fixes", database: "fleet") == "1500|1500")
+            #expect(try await store.insert([]) == 0)
+        }
+    }
+
+    @Test("Values the fix did not have are NULL, and its position's Z is 0")
+    func unknownsAreNull() async throws {
+        try await withStore { server, store in
+            let bare = FleetMessage(vehicle: try VehicleID("bare"), seq: 1, location: Location(
+                coordinate: .init(latitude: -33.8568, longitude: 151.2153), timestamp: Self.start,
+                fix: .twoDimensional, status: .gps))
+            // Zero is a value, not an unknown.
+            let zeros = FleetMessage(vehicle: try VehicleID("zeros"), seq: 1, location: Location(
+                coordinate: .init(latitude: 0, longitude: 0), altitude: 0, horizontalAccuracy: 0,
+                verticalAccuracy: 0, speed: 0, course: 0, climb: 0, timestamp: Self.start))
+            #expect(try await store.insert([bare, zeros]) == 2)
+            let rows = try await server.psql("""
+                SELECT vehicle, altitude IS NULL, horizontal_accuracy IS NULL, vertical_accuracy IS NULL,
+                       speed IS NULL, course IS NULL, climb IS NULL, ST_Z(position::geometry), fix, status
+                FROM fixes ORDER BY vehicle
+                """, database: "fleet")
+            #expect(rows == "bare|t|t|t|t|t|t|0|2D|gps\nzeros|f|f|f|f|f|f|0|3D|gps")
+            let track = try await store.track(of: bare.vehicle, from: Self.start, to: Self.start)
+            #expect(track == [stored(bare)])
+            #expect(track.first?.altitude == nil)
+        }
+    }
+
+    @Test("Vehicle, fix and status strings with quotes and semicolons are stored as they are")
+    func stringsAreBound() async throws {
+        try await withStore { server, store in
+            let hostile = [
+                FixStore.Row(vehicle: "robot'); DROP TABLE fixes; --", seq: 1, time: Self.start, latitude: 1,
+                             longitude: 2, fix: "3D'||'", status: "gps'; DELETE FROM fixes; --"),
+                FixStore.Row(vehicle: "$1 \\' \"x\"; $2", seq: 2, time: Self.start, latitude: 3, longitude: 4,
+                             fix: "2D", status: "';--"),
+            ]
+            #expect(try await store.insert(rows: hostile) == 2)
+            #expect(try await store.insert(rows: hostile) == 0)
+            let rows = try await server.psql(
+                "SELECT vehicle || '|' || fix || '|' || status FROM fixes ORDER BY seq", database: "fleet")
+            #expect(rows == """
+                robot'); DROP TABLE fixes; --|3D'||'|gps'; DELETE FROM fixes; --
+                $1 \\' "x"; $2|2D|';--
+                """)
+        }
+    }
+
+    @Test("The track query: one vehicle's fixes in the range, ends included, in time order")
+    func trackQuery() async throws {
+        try await withStore { _, store in
+            let fleet = try smallFleet()
+            // Stored out of order: the query orders them.
+            #expect(try await store.insert(fleet.reversed()) == fleet.count)
+            let alpha = try VehicleID("alpha")
+            let alphas = fleet.filter { $0.vehicle == alpha }.map(stored)
+            #expect(try await store.track(of: alpha, from: Self.start.addingTimeInterval(5),
+                                          to: Self.start.addingTimeInterval(20)) == Array(alphas[1...2]))
+            #expect(try await store.track(of: alpha, from: Self.start,
+                                          to: Self.start.addingTimeInterval(10)) == Array(alphas[0...1]))
+            #expect(try await store.track(of: alpha, from: Self.start.addingTimeInterval(21),
+                                          to: Self.start.addingTimeInterval(1000)) == [])
+            #expect(try await store.track(of: VehicleID("nobody"), from: Self.start,
+                                          to: Self.start.addingTimeInterval(1000)) == [])
+        }
+    }
+
+    /// Berlin (52.5, 13.4), Paris (48.85, 2.35), London (51.5, -0.12), Fiji (-17.8, 179.5), over 40 seconds.
+    func smallFleet() throws -> [FleetMessage] {
+        [
+            try message("alpha", 1, seconds: 0, latitude: 52.52, longitude: 13.40, altitude: 34),
+            try message("alpha", 2, seconds: 10, latitude: 52.51, longitude: 13.41),
+            try message("alpha", 3, seconds: 20, latitude: 48.85, longitude: 2.35, altitude: 35),
+            try message("bravo", 1, seconds: 0, latitude: 48.86, longitude: 2.34),
+            try message("bravo", 2, seconds: 15, latitude: 52.40, longitude: 13.05, altitude: 40),
+            try message("charlie", 1, seconds: 5, latitude: 52.60, longitude: 13.70),
+            try message("charlie", 2, seconds: 40, latitude: 51.50, longitude: -0.12, altitude: 11),
+            try message("delta", 1, seconds: 1, latitude: -17.8, longitude: 179.5),
+        ]
+    }
+
+    @Test("The box query: each vehicle whose newest fix at that time lies in the box, that fix, once")
+    func boxQuery() async throws {
+        try await withStore { _, store in
+            let fleet = try smallFleet()
+            #expect(try await store.insert(fleet) == fleet.count)
+            func fix(_ vehicle: String, _ seq: Int64) -> StoredFix? {
+                fleet.first { $0.vehicle.rawValue == vehicle && $0.seq == seq }.map(stored)
+            }
+            func berlin(at seconds: Double?) async throws -> [StoredFix] {
+                try await store.vehicles(inBoxSouth: 52, west: 13, north: 53, east: 14,
+                                         at: seconds.map { Self.start.addingTimeInterval($0) })
+            }
+            // alpha was in Berlin at 0 and 10 but is in Paris from 20: not in it at 25.
+            #expect(try await berlin(at: 25) == [fix("bravo", 2), fix("charlie", 1)].compactMap { $0 })
+            #expect(try await berlin(at: 12) == [fix("alpha", 2), fix("charlie", 1)].compactMap { $0 })
+            #expect(try await berlin(at: 10) == [fix("alpha", 2), fix("charlie", 1)].compactMap { $0 })
+            #expect(try await berlin(at: nil) == [fix("bravo", 2)].compactMap { $0 })
+            #expect(try await berlin(at: -1) == [])
+            #expect(try await store.vehicles(inBoxSouth: 48, west: 2, north: 49, east: 3,
+                                             at: Self.start.addingTimeInterval(25)) == [fix("alpha", 3)].compactMap { $0 })
+            // Across the antimeridian: from 179° east to 179° west.
+            #expect(try await store.vehicles(inBoxSouth: -20, west: 179, north: -15, east: -179)
+                    == [fix("delta", 1)].compactMap { $0 })
+            #expect(try await store.vehicles(inBoxSouth: -20, west: -179, north: -15, east: 179) == [])
+        }
+    }
+
+    @Test("PostgreSQL SIGKILLed and restarted: the store reconnects, and every committed row is there")
+    func survivesServerKill() async throws {
+        try await withStore { server, store in
+            #expect(try await store.insert(thousand()) == 1000)
+            await server.kill(SIGKILL)
+            try await server.restart()
+            #expect(try await store.insert(thousand(from: 1001)) == 1000)
+            #expect(try await server.psql("SELECT count(*), count(DISTINCT seq), min(seq), max(seq) FROM fixes",
+                                          database: "fleet") == "2000|2000|1|2000")
+            #expect(try await store.track(of: VehicleID("robot-7"), from: Self.start,
+                                          to: Self.start.addingTimeInterval(10_000)).count == 2000)
+        }
+    }
+
+    @Test("A URL that is not a database's is refused, saying why", arguments: [
+        "mysql://root@127.0.0.1/fleet", "postgresql://127.0.0.1:5432/fleet", "postgresql://fleet@/fleet",
+        "postgresql://fleet@127.0.0.1:5432", "postgresql://fleet@127.0.0.1:5432/a/b", "not a url",
+        "postgresql://fleet@127.0.0.1/fleet?sslmode=sometimes",
+    ])
+    func badURLs(url: String) {
+        #expect(throws: FixStoreError.self) { try FixStore(url: url, logger: Logger(label: "FixStoreTests")) }
+    }
+
+    @Test("A good URL is accepted")
+    func goodURL() throws {
+        _ = try FixStore(url: "postgresql://fleet:s%40cret@db.example:6543/fleet?sslmode=disable",
+                         logger: Logger(label: "FixStoreTests"))
+        _ = try FixStore(url: "postgres://fleet@127.0.0.1/fleet", logger: Logger(label: "FixStoreTests"))
+    }
+
+    /// Not a test of speed (no bound on time): it prints the ingest's rate when FLEET_MEASURE_INGEST is set.
+    @Test("Ingest rate: 50 batches of 1,000", .enabled(if: ProcessInfo.processInfo.environment["FLEET_MEASURE_INGEST"] != nil))
+    func measureIngest() async throws {
+        try await withStore { server, store in
+            let batches = try (0..<50).map { try thousand("robot-\($0 % 5)", from: Int64($0 / 5) * 1000 + 1) }
+            let clock = ContinuousClock()
+            var total = 0
+            let elapsed = try await clock.measure {
+                for batch in batches { total += try await store.insert(batch) }
+            }
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            print("ingest: \(total) rows in \(seconds) s: \(Int(Double(total) / seconds)) rows/s")
+            #expect(total == 50_000)
+            #expect(try await server.psql("SELECT count(*) FROM fixes", database: "fleet") == "50000")
+        }
+    }
+}
