@@ -95,14 +95,31 @@ public final class PostgreSQL: @unchecked Sendable {
         guard status == 0 else { throw ServerError("initdb failed (\(status)):\n\(errors)") }
     }
 
-    /// The command that runs `executable` as the server's user, in a System V IPC namespace of its own when run by
-    /// root: PostgreSQL needs a shared memory segment, and the machine's (SHMMNI, 4096) may all be taken by
-    /// segments other programs left behind.
+    /// The command that runs `executable` as the server's user, in a System V IPC namespace of its own: PostgreSQL
+    /// needs a shared memory segment, and the machine's (SHMMNI, 4096) may all be taken by segments other programs
+    /// left behind. Not root, it gets that namespace in a user namespace that maps the user to itself, where the
+    /// kernel allows one; else it runs as it is.
     private static func serverCommand(_ executable: String, _ arguments: [String]) -> [String] {
-        guard let user = serverUser else { return [executable] + arguments }
+        guard let user = serverUser else {
+            return userNamespacesWork ? ["/usr/bin/unshare", "--map-current-user", "--ipc", "--", executable] + arguments
+                                      : [executable] + arguments
+        }
         return ["/usr/bin/unshare", "--ipc", "--", "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)",
                 "--init-groups", "--", executable] + arguments
     }
+
+    /// Whether `unshare --map-current-user --ipc` works here (the kernel or a container may forbid it).
+    private static let userNamespacesWork: Bool = {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        probe.arguments = ["--map-current-user", "--ipc", "--", "/bin/true"]
+        probe.standardInput = FileHandle.nullDevice
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }()
 
     /// Starts it (again) on the same port with the same cluster; returns once it accepts TCP connections. After a
     /// SIGKILL it recovers from its write-ahead log first: every committed transaction is there.
