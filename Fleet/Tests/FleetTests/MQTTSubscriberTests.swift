@@ -136,6 +136,61 @@ struct MQTTSubscriberTests {
         }
     }
 
+    @Test("TLS: a server certificate from the given CA is accepted; one from another CA is refused")
+    func tls() async throws {
+        let directory = try makeServerDirectory("tls")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = { (name: String) in directory.appendingPathComponent(name).path }
+        try await makeCertificateAuthority(path("ca"))
+        try await makeCertificateAuthority(path("other-ca"))
+        try await run("/usr/bin/openssl", ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                                           "-keyout", path("server.key"), "-out", path("server.csr"),
+                                           "-subj", "/CN=fleet broker"])
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: path("san.cnf"), atomically: true, encoding: .utf8)
+        try await run("/usr/bin/openssl", ["x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"),
+                                           "-CAkey", path("ca.key"), "-CAcreateserial", "-days", "1",
+                                           "-extfile", path("san.cnf"), "-out", path("server.pem")])
+        let tlsPort = freeLoopbackPort()
+        let extra = ["listener \(tlsPort) 127.0.0.1", "cafile \(path("ca.pem"))", "certfile \(path("server.pem"))",
+                     "keyfile \(path("server.key"))"]
+        try await withBroker(extraConfiguration: extra) { broker in
+            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: tlsPort, clientID: "ingest",
+                                                              caFile: path("ca.pem"))
+            #expect(try await subscriber.subscribe("fleet/+/fix", qos: 1) == 1)
+            try await publish(["over TLS"], port: broker.port)
+            var messages = subscriber.messages.makeAsyncIterator()
+            let message = try #require(try await messages.next())
+            #expect(message.text == "over TLS")
+            subscriber.acknowledge(message.packetID.map { [$0] } ?? [])
+            await subscriber.disconnect()
+
+            do {
+                _ = try await MQTTSubscriber.connect(host: "127.0.0.1", port: tlsPort, clientID: "ingest",
+                                                     caFile: path("other-ca.pem"))
+                Issue.record("connected to a server whose certificate the CA did not sign")
+            } catch let error as MQTTSubscriberError {
+                guard case .io(let what) = error else { Issue.record("\(error)"); return }
+                #expect(what.contains("TLS"))
+            }
+        }
+    }
+
+    @Test("no PINGRESP by the next keepalive tick: the stream ends with a time-out")
+    func keepAliveTimeOut() async throws {
+        try await withFakePeer(sending: [0x20, 0x02, 0x00, 0x00]) { port in
+            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest",
+                                                              keepAlive: 1)
+            var messages = subscriber.messages.makeAsyncIterator()
+            do {
+                while try await messages.next() != nil {}
+                Issue.record("the stream ended without an error")
+            } catch let error as MQTTSubscriberError {
+                guard case .timedOut(let what) = error else { Issue.record("\(error)"); return }
+                #expect(what.contains("PINGRESP"))
+            }
+        }
+    }
+
     @Test("nothing listening: an I/O error")
     func nothingListening() async throws {
         let port = freeLoopbackPort()
@@ -193,8 +248,10 @@ struct MQTTSubscriberTests {
 
     /// Runs `body` with a fresh broker, stopped (and its directory removed) afterwards.
     private func withBroker(users: [String: String] = [:], maxInflight: Int = 1000,
+                            extraConfiguration: [String] = [],
                             _ body: (Mosquitto) async throws -> Void) async throws {
-        let broker = try await Mosquitto.start(users: users, maxInflight: maxInflight)
+        let broker = try await Mosquitto.start(users: users, maxInflight: maxInflight,
+                                               extraConfiguration: extraConfiguration)
         do {
             try await body(broker)
         } catch {
@@ -237,6 +294,30 @@ struct MQTTSubscriberTests {
         var statuses = exited.makeAsyncIterator()
         let status = await statuses.next()
         #expect(status == 0, "mosquitto_pub exited with \(String(describing: status))")
+    }
+
+    /// A self-signed certificate authority: `prefix.pem` and `prefix.key`.
+    private func makeCertificateAuthority(_ prefix: String) async throws {
+        try await run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                                           "-nodes", "-days", "1", "-subj", "/CN=fleet test CA",
+                                           "-addext", "basicConstraints=critical,CA:TRUE",
+                                           "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+                                           "-keyout", prefix + ".key", "-out", prefix + ".pem"])
+    }
+
+    /// Runs `executable` and expects it to exit with status 0.
+    private func run(_ executable: String, _ arguments: [String]) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        let (exited, exit) = AsyncStream<Int32>.makeStream()
+        process.terminationHandler = { exit.yield($0.terminationStatus) }
+        try process.run()
+        var statuses = exited.makeAsyncIterator()
+        let status = await statuses.next()
+        try #require(status == 0, "\(executable) \(arguments.joined(separator: " ")) exited with \(String(describing: status))")
     }
 
     /// The next `count` messages.
