@@ -17,6 +17,12 @@ public struct MQTTMessage: Sendable, Equatable {
     /// Whether it is the topic's retained message, sent because of a new subscription.
     public let isRetained: Bool
 
+    /// A message as a PUBLISH packet carries it.
+    ///
+    /// ```swift
+    /// let message = MQTTMessage(topic: "fleet/r1/fix", payload: Array("{}".utf8), packetID: 7, qos: 1,
+    ///                           isDuplicate: false, isRetained: false)
+    /// ```
     public init(topic: String, payload: [UInt8], packetID: UInt16?, qos: UInt8, isDuplicate: Bool, isRetained: Bool) {
         self.topic = topic
         self.payload = payload
