@@ -128,8 +128,8 @@ public final class PostgreSQL: @unchecked Sendable {
             "\(Self.binaries)/postgres",
             ["-D", dataDirectory.path, "-p", String(port), "-c", "listen_addresses=127.0.0.1",
              "-k", directory.path, "-c", "unix_socket_permissions=0777"])
-        // Started here, not through ServerProcess: its `setsid` forks when its caller leads a process group (as
-        // Foundation's children do), and the process it watches is then not the server.
+        // Started here, not through ServerProcess: the server's children are waited for by ``kill(_:)``, and its
+        // command line depends on the user (serverCommand).
         let log = directory.appendingPathComponent("postgres.log")
         if !FileManager.default.fileExists(atPath: log.path) {
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)

@@ -5,9 +5,9 @@ import GPSDTestSupport
 import Glibc
 #endif
 
-/// A server the tests start themselves (Mosquitto, PostgreSQL, one of the fleet's programs): a process in a session
-/// and process group of its own (`setsid`), its output in files of its directory, ended by a signal to the whole
-/// group.
+/// A server the tests start themselves (Mosquitto, one of the fleet's programs): a process in a process group of its
+/// own (Foundation's `Process` makes each child the leader of one), its output in a file, ended by a signal to the
+/// whole group.
 public final class ServerProcess: @unchecked Sendable {
     /// The command line, for messages.
     public let commandLine: String
@@ -30,8 +30,10 @@ public final class ServerProcess: @unchecked Sendable {
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         log.seekToEndOfFile()
         process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
-        process.arguments = command
+        // Not through setsid(1): the child already leads its own group, so setsid would fork and leave this object
+        // watching a parent that has exited, the server out of its reach.
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         var merged = ProcessInfo.processInfo.environment
         merged["PYTHONHOME"] = nil
         merged["PYTHONPATH"] = nil
@@ -44,7 +46,7 @@ public final class ServerProcess: @unchecked Sendable {
         try? log.close()
     }
 
-    /// Its process id, which is also its process group's (setsid exec's the command in place).
+    /// Its process id, which is also its process group's.
     public var processID: Int32 { process.processIdentifier }
 
     /// Whether it is still running.
@@ -52,6 +54,15 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// What it wrote so far.
     public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    /// The last `count` bytes it wrote, as text: cheap on a large output.
+    public func outputTail(_ count: Int = 4096) -> String {
+        guard let file = FileHandle(forReadingAtPath: outputPath) else { return "" }
+        defer { try? file.close() }
+        let size = (try? file.seekToEnd()) ?? 0
+        try? file.seek(toOffset: size > UInt64(count) ? size - UInt64(count) : 0)
+        return String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self)
+    }
 
     /// Sends `signal` to its whole process group.
     public func signal(_ signal: Int32) {

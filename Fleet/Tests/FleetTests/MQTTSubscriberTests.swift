@@ -125,7 +125,7 @@ struct MQTTSubscriberTests {
             try await publish(["before"], port: broker.port)
             var messages = subscriber.messages.makeAsyncIterator()
             #expect(try await messages.next()?.text == "before")
-            killBrokerProcess(broker)  // what `broker.kill()` means to do (see killBrokerProcess)
+            await broker.kill()
             await #expect(throws: MQTTSubscriberError.connectionClosed) {
                 while try await messages.next() != nil {}
             }
@@ -254,27 +254,10 @@ struct MQTTSubscriberTests {
         do {
             try await body(broker)
         } catch {
-            killBrokerProcess(broker)
             await broker.stop()
             throw error
         }
-        killBrokerProcess(broker)
         await broker.stop()
-    }
-
-    /// SIGKILL to the broker itself. `Mosquitto.kill` signals the process group of `setsid`, which forks when it is
-    /// started as a process group leader (as Foundation's `Process` starts it), so the broker is missed and goes on
-    /// running: it is found here by its configuration file instead.
-    private func killBrokerProcess(_ broker: Mosquitto) {
-        let configuration = broker.directory.appendingPathComponent("mosquitto.conf").path
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = Int32(entry),
-                  let commandLine = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
-            let arguments = commandLine.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            if arguments.first?.hasSuffix("mosquitto") == true, arguments.contains(configuration) {
-                kill(pid, SIGKILL)
-            }
-        }
     }
 
     /// Publishes each of `lines` as a QoS 1 message to `topic` with `mosquitto_pub -l`, which exits once the broker
