@@ -332,13 +332,20 @@ public final class Uplink: Sendable {
                 try drive(connection, timeout: .seconds(1))
                 if let code = session.lost {
                     flushAcknowledgements(session, force: true)
-                    return .lost("connection lost (\(code))", wasOnline: online)
+                    return refusal(session) ?? .lost("connection lost (\(code))", wasOnline: online)
                 }
             }
         } catch {
             flushAcknowledgements(session, force: true)
-            return .lost("\(error)", wasOnline: online)
+            // A broker that refuses closes the connection with its CONNACK: the refusal, not the close, is the news.
+            return refusal(session) ?? .lost("\(error)", wasOnline: online)
         }
+    }
+
+    /// The broker's refusal, if its CONNACK refused the connection.
+    private func refusal(_ session: Session) -> Outcome? {
+        guard case .refused(_, let reason)? = session.connack else { return nil }
+        return .refused(reason)
     }
 
     /// A connection's own state, on the uplink's thread only.
