@@ -1,0 +1,228 @@
+public import FleetCore
+public import Logging
+public import CoreMetrics
+public import GPSDLocation
+import Synchronization
+
+/// How an ``Ingest`` reaches its broker and batches its writes.
+public struct IngestConfiguration: Sendable {
+    /// The broker, with the user name and password to log in with.
+    public var broker: BrokerAddress
+    /// The certificate authorities to verify a TLS broker by (PEM); nil: the system's. Given for an `mqtt://`
+    /// broker, it turns TLS on.
+    public var caFile: String?
+    /// The MQTT client id: the broker keeps this client's session (its subscription and every message not yet
+    /// acknowledged) while it is away, under this name. Two ingests must not share one.
+    public var clientID = "fleet-ingest"
+    /// What it subscribes to.
+    public var topicFilter = FleetTopic.allFixes
+    /// Rows written in one statement, at most.
+    public var batchSize = 1000
+    /// MQTT keepalive.
+    public var keepAlive: Duration = .seconds(30)
+    /// When to try again after the broker or the database failed: 0.5 s doubling to 30 s, ±50 %, for ever.
+    public var reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(30), jitter: 0.5)
+
+    public init(broker: BrokerAddress) {
+        self.broker = broker
+    }
+
+    var tlsCAFile: String? {
+        if let caFile { return caFile }
+        return broker.usesTLS ? "/etc/ssl/certs/ca-certificates.crt" : nil
+    }
+}
+
+/// What an ``Ingest`` has done.
+public struct IngestStatistics: Sendable, Equatable {
+    /// Messages received (again after a redelivery).
+    public var received: Int64 = 0
+    /// Rows written.
+    public var stored: Int64 = 0
+    /// Fixes already stored (sent again after a lost acknowledgement or a restart), not written twice.
+    public var duplicates: Int64 = 0
+    /// Messages refused, by ``FleetRejection/reason``.
+    public var rejected: [String: Int64] = [:]
+    /// Connections the broker accepted.
+    public var connections = 0
+}
+
+/// The server's end of the fleet: it subscribes to every vehicle's fixes (`fleet/+/fix`) at QoS 1 with a persistent
+/// session and writes them to PostgreSQL with PostGIS (``FixStore``), acknowledging each message only once its row
+/// is committed: a message the ingest had not written when it, the broker or the database went away is sent again
+/// by the broker, and the table's key (vehicle, seq) stores it once.
+///
+/// A message that is not a fix of its topic's vehicle with values that can be true (``FleetMessage/init(payload:topic:)``)
+/// is refused, counted by reason (`fleet_ingest_rejected_total{reason=…}`), logged once per reason, and acknowledged
+/// so that the broker does not send it again; nothing else is lost with it.
+///
+/// ```swift
+/// let store = try FixStore(url: "postgresql://fleet@127.0.0.1/fleet", logger: logger)
+/// let ingest = Ingest(configuration: IngestConfiguration(broker: try BrokerAddress(parsing: "mqtt://127.0.0.1")),
+///                     store: store, logger: logger)
+/// try await withThrowingDiscardingTaskGroup { group in
+///     group.addTask { await store.run() }
+///     group.addTask { try await ingest.run() }
+/// }
+/// ```
+public final class Ingest: Sendable {
+    public let configuration: IngestConfiguration
+    public let store: FixStore
+    private let logger: Logger
+    private let shared = Mutex(Shared())
+    private let metrics: IngestMetrics
+
+    private struct Shared {
+        var statistics = IngestStatistics()
+        var reasonsLogged: Set<String> = []
+    }
+
+    public init(configuration: IngestConfiguration, store: FixStore, logger: Logger = Logger(label: "fleet-ingest"),
+                metricsFactory: (any MetricsFactory)? = nil) {
+        self.configuration = configuration
+        self.store = store
+        self.logger = logger
+        self.metrics = IngestMetrics(factory: metricsFactory ?? MetricsSystem.factory)
+    }
+
+    /// What it has done so far.
+    public var statistics: IngestStatistics { shared.withLock { $0.statistics } }
+
+    /// Prepares the database (``FixStore/prepare()``), then receives and stores fixes until the task is cancelled,
+    /// reconnecting to the broker for ever and retrying the database with backoff. The store's ``FixStore/run()``
+    /// must be running.
+    public func run() async throws {
+        var failures = 0
+        while true {
+            do {
+                try await store.prepare()
+                break
+            } catch {
+                try Task.checkCancellation()
+                failures += 1
+                logger.error("database not ready: \(String(reflecting: error))")
+                try await Task.sleep(for: delay(afterFailures: failures))
+            }
+        }
+        failures = 0
+        while true {
+            try Task.checkCancellation()
+            do {
+                try await session { failures = 0 }
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                try Task.checkCancellation()
+                logger.warning("broker \(configuration.broker): \(error)")
+            }
+            failures += 1
+            try await Task.sleep(for: delay(afterFailures: failures))
+        }
+    }
+
+    private func delay(afterFailures failures: Int) -> Duration {
+        configuration.reconnectPolicy.delay(afterFailures: failures, unit: Double.random(in: 0..<1))
+    }
+
+    /// One connection to the broker, until it ends.
+    private func session(connected: () -> Void) async throws {
+        let subscriber = try await MQTTSubscriber.connect(
+            host: configuration.broker.host, port: configuration.broker.port, clientID: configuration.clientID,
+            cleanSession: false, username: configuration.broker.username, password: configuration.broker.password,
+            caFile: configuration.tlsCAFile, keepAlive: UInt16(clamping: configuration.keepAlive.components.seconds))
+        do {
+            let granted = try await subscriber.subscribe(configuration.topicFilter, qos: 1)
+            guard granted == 1 else {
+                throw IngestError.subscriptionRefused("\(configuration.topicFilter) granted QoS \(granted), not 1")
+            }
+            connected()
+            shared.withLock { $0.statistics.connections += 1 }
+            logger.info("subscribed to \(configuration.topicFilter) on \(configuration.broker)")
+            for try await batch in subscriber.batches(maximumCount: configuration.batchSize) {
+                try await ingest(batch, from: subscriber)
+            }
+            throw IngestError.connectionEnded
+        } catch {
+            await subscriber.disconnect()
+            throw error
+        }
+    }
+
+    /// Validates, stores and then acknowledges one batch. The database is retried until it takes the batch: the
+    /// messages stay unacknowledged meanwhile, and the broker sends no more than its in-flight window.
+    private func ingest(_ batch: [MQTTMessage], from subscriber: MQTTSubscriber) async throws {
+        var fixes: [FleetMessage] = []
+        fixes.reserveCapacity(batch.count)
+        var refused: [FleetRejection] = []
+        for message in batch {
+            do {
+                fixes.append(try FleetMessage(payload: message.payload, topic: message.topic))
+            } catch {
+                refused.append(error)
+            }
+        }
+        var failures = 0
+        var written = 0
+        while !fixes.isEmpty {
+            do {
+                written = try await store.insert(fixes)
+                break
+            } catch {
+                try Task.checkCancellation()
+                failures += 1
+                logger.error("database: \(String(reflecting: error)); \(fixes.count) fixes kept unacknowledged")
+                try await Task.sleep(for: delay(afterFailures: failures))
+            }
+        }
+        subscriber.acknowledge(batch.compactMap(\.packetID))
+        let firstOfReason = shared.withLock { state -> [FleetRejection] in
+            state.statistics.received += Int64(batch.count)
+            state.statistics.stored += Int64(written)
+            state.statistics.duplicates += Int64(fixes.count - written)
+            var first: [FleetRejection] = []
+            for rejection in refused {
+                state.statistics.rejected[rejection.reason, default: 0] += 1
+                if state.reasonsLogged.insert(rejection.reason).inserted { first.append(rejection) }
+            }
+            return first
+        }
+        metrics.received.increment(by: batch.count)
+        metrics.stored.increment(by: written)
+        metrics.duplicates.increment(by: fixes.count - written)
+        for rejection in refused { metrics.rejected(rejection.reason).increment() }
+        for rejection in firstOfReason {
+            logger.warning("refused a message: \(rejection) (counted as \(rejection.reason); logged once)")
+        }
+    }
+}
+
+/// Why the ingest's connection ended.
+public enum IngestError: Error, Sendable, CustomStringConvertible {
+    case subscriptionRefused(String)
+    case connectionEnded
+
+    public var description: String {
+        switch self {
+        case .subscriptionRefused(let reason): "subscription refused: \(reason)"
+        case .connectionEnded: "the broker closed the connection"
+        }
+    }
+}
+
+private struct IngestMetrics: Sendable {
+    let received: Counter
+    let stored: Counter
+    let duplicates: Counter
+    let factory: any MetricsFactory
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        received = Counter(label: "fleet_ingest_received_total", factory: factory)
+        stored = Counter(label: "fleet_ingest_stored_total", factory: factory)
+        duplicates = Counter(label: "fleet_ingest_duplicates_total", factory: factory)
+    }
+
+    func rejected(_ reason: String) -> Counter {
+        Counter(label: "fleet_ingest_rejected_total", dimensions: [("reason", reason)], factory: factory)
+    }
+}
