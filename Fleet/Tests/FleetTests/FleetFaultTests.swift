@@ -1,0 +1,341 @@
+import FleetCore
+import FleetTestSupport
+import FleetUplink
+import Foundation
+import GPSDLocation
+import GPSDTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The faults issue 36 names, each against a real Mosquitto and a real PostgreSQL with PostGIS, with `fleet-uplink`
+/// and `fleet-ingest` as processes: whatever fails, every fix the uplink's queue accepted is stored exactly once.
+@Suite(.serialized, .enabled(if: Mosquitto.isAvailable && PostgreSQL.isAvailable), .timeLimit(.minutes(10)))
+struct FleetFaultTests {
+    /// The broker SIGKILLed while fixes flow, and started again on the same port: the uplink keeps the fixes the
+    /// broker did not acknowledge and sends them once it is back; the ingest resumes its session.
+    ///
+    /// What the broker acknowledged is the broker's to keep: this one saves its state at every change
+    /// (`autosave_on_changes`), as the README says a broker that may be killed must. Mosquitto's default saves only
+    /// when it shuts down: killed, it forgets the ingest's session, and the fixes the uplink sends before the ingest
+    /// has subscribed again go to nobody (10 of 600 here, when tried).
+    @Test func brokerKilledAndRestarted() async throws {
+        try await FleetHarness.with(brokerSavesEveryChange: true) { fleet in
+            try await fleet.startIngest()
+            let uplink = try fleet.startUplink(vehicle: "robot-1", replay: try fleet.recording("drive.json", count: 600),
+                                               speed: 25)
+            try await fleet.waitForRows("robot-1", atLeast: 50)
+            await fleet.broker.kill(SIGKILL)
+            try await fleet.waitUntil("the uplink sees the broker gone") { uplink.output.contains("disconnected") }
+            try await fleet.broker.restart()
+            #expect(await uplink.waitForExit(timeout: .seconds(240)) == 0)
+            try await fleet.waitForRows("robot-1", atLeast: 600)
+            #expect(try await fleet.storedSeqs("robot-1") == Array(1...600))
+            #expect(uplink.output.components(separatedBy: "connected to").count - 1 >= 2, "it connected again")
+            #expect(try Self.retained(port: fleet.broker.port, topic: "fleet/robot-1/status") == "offline",
+                    "stopped: offline, published before it disconnected")
+        }
+    }
+
+    /// The uplink SIGKILLed while it drains a backlog, and started again on the same queue: the fixes in flight
+    /// (and those acknowledged but not yet removed from the queue) are sent again, and the key stores them once.
+    @Test func uplinkKilledAndRestarted() async throws {
+        try await FleetHarness.with { fleet in
+            let ingest = try await fleet.startIngest()
+            let first = try fleet.startUplink(vehicle: "robot-2", replay: try fleet.recording("first.json", count: 5000))
+            try await fleet.waitForRows("robot-2", atLeast: 500)
+            await first.stop(SIGKILL)
+            // Killed: its last will, offline, retained once the broker sees the connection gone.
+            try await fleet.waitUntil("the last will") {
+                try Self.retained(port: fleet.broker.port, topic: "fleet/robot-2/status") == "offline"
+            }
+            let stored = try await fleet.storedCount("robot-2")
+            let later = FleetRecording.defaultStart.addingTimeInterval(10_000)
+            let second = try fleet.startUplink(vehicle: "robot-2", replay: try fleet.recording("second.json", count: 10,
+                                                                                              start: later))
+            #expect(await second.waitForExit(timeout: .seconds(240)) == 0)
+            let queue = try fleet.queueStatistics("robot-2")
+            #expect(queue.depth == 0)
+            let last = Int(queue.lastSeq)
+            #expect(last >= stored + 10)
+            try await fleet.waitForRows("robot-2", atLeast: last)
+            #expect(try await fleet.storedSeqs("robot-2") == (1...last).map(Int64.init))
+            await ingest.stop(SIGTERM)
+            let duplicates = try #require(Self.number(before: " duplicates", in: ingest.output))
+            #expect(duplicates > 0, "the fixes in flight at the kill were sent again")
+        }
+    }
+
+    /// The ingest SIGKILLed while fixes flow, and started again: the broker kept its session (its subscription and
+    /// every message it had not acknowledged), and sends them; nothing is lost, nothing stored twice.
+    @Test func ingestKilledAndRestarted() async throws {
+        try await FleetHarness.with { fleet in
+            let ingest = try await fleet.startIngest()
+            let uplink = try fleet.startUplink(vehicle: "robot-3", replay: try fleet.recording("drive.json", count: 5000))
+            try await fleet.waitForRows("robot-3", atLeast: 500)
+            await ingest.stop(SIGKILL)
+            // The uplink hands the rest to the broker, which queues it for the absent ingest.
+            #expect(await uplink.waitForExit(timeout: .seconds(240)) == 0)
+            let stored = try await fleet.storedCount("robot-3")
+            #expect(stored < 5000, "the ingest was killed before it had everything")
+            try await fleet.startIngest()
+            try await fleet.waitForRows("robot-3", atLeast: 5000)
+            #expect(try await fleet.storedSeqs("robot-3") == (1...5000).map(Int64.init))
+        }
+    }
+
+    /// A day of 1 Hz fixes (86,400) queued while the network was down, then the broker reachable: the newest fix goes
+    /// first, retained, on the state topic, then the backlog in order on the fix topic, all of it stored.
+    @Test func dayLongOutage() async throws {
+        try await FleetHarness.with { fleet in
+            let count = 86_400
+            let vehicle = try VehicleID("robot-4")
+            do {
+                let queue = try FixQueue(directory: fleet.queueDirectory("robot-4"), vehicle: vehicle)
+                let fixes = (0..<count).map { Self.fix(epoch: $0) }
+                try queue.append(contentsOf: fixes)
+                #expect(queue.statistics.depth == count)
+            }
+            // What a subscriber sees, in order: both topics, every message.
+            let seen = fleet.path("seen.txt")
+            let subscriber = try ServerProcess(
+                "/usr/bin/mosquitto_sub",
+                ["-h", "127.0.0.1", "-p", String(fleet.broker.port), "-q", "1", "-v",
+                 "-t", FleetTopic.state(vehicle), "-t", FleetTopic.fix(vehicle), "-t", "fleet/robot-4/probe"],
+                output: seen)
+            try await fleet.waitUntil("the subscriber is subscribed") {
+                // A probe on one of its topics comes back once the subscription is in place.
+                try? Self.publish(port: fleet.broker.port, topic: "fleet/robot-4/probe", payload: "probe")
+                return subscriber.output.contains("probe")
+            }
+            try await fleet.startIngest()
+            let uplink = try fleet.startUplink(vehicle: "robot-4", replay: try fleet.recording("none.json", count: 0))
+            #expect(await uplink.waitForExit(timeout: .seconds(420)) == 0)
+            try await fleet.waitForRows("robot-4", atLeast: count, timeout: .seconds(420))
+            // The subscriber has everything once it has the last fix.
+            let last = try FleetMessage(vehicle: vehicle, seq: Int64(count), location: Self.fix(epoch: count - 1)).payload()
+            let lastLine = "fleet/robot-4/fix " + String(decoding: last, as: UTF8.self)
+            try await fleet.waitUntil("the subscriber has the last fix") { subscriber.outputTail().hasSuffix(lastLine + "\n") }
+            await subscriber.stop(SIGTERM)
+            #expect(try await fleet.storedSeqs("robot-4") == (1...Int64(count)).map { $0 })
+
+            let lines = subscriber.output.split(separator: "\n").filter { !$0.hasPrefix("fleet/robot-4/probe ") }
+            let messages = lines.map { line -> (topic: Substring, seq: Int64?) in
+                let space = line.firstIndex(of: " ") ?? line.endIndex
+                let payload = line[space...].dropFirst()
+                let seq = (try? FleetMessage(payload: Array(payload.utf8), topic: "fleet/robot-4/fix"))?.seq
+                return (line[..<space], seq)
+            }
+            let first = try #require(messages.first)
+            #expect(first.topic == "fleet/robot-4/state" && first.seq == Int64(count), "the newest fix first, on state")
+            let fixes = messages.filter { $0.topic == "fleet/robot-4/fix" }.map(\.seq)
+            #expect(fixes == (1...Int64(count)).map { $0 }, "then the backlog, in order, each once")
+        }
+    }
+
+    /// The queue full while the broker is away: the oldest fixes are dropped and counted; the rest are all stored.
+    @Test func queueFull() async throws {
+        try await FleetHarness.with { fleet in
+            await fleet.broker.kill(SIGKILL)
+            let recording = try fleet.recording("drive.json", count: 250)
+            let uplink = try fleet.startUplink(vehicle: "robot-5", replay: recording, ["--queue-limit", "100"])
+            try await fleet.waitUntil("the recording is queued") { uplink.output.contains("recording ended: 250 fixes") }
+            await uplink.stop(SIGTERM)
+            let queue = try fleet.queueStatistics("robot-5")
+            #expect(queue.depth == 100)
+            #expect(queue.dropped == 150)
+            #expect(queue.lastSeq == 250)
+            #expect(uplink.output.contains("dropped the oldest"))
+
+            try await fleet.broker.restart()
+            try await fleet.startIngest()
+            let again = try fleet.startUplink(vehicle: "robot-5", replay: try fleet.recording("none.json", count: 0))
+            #expect(await again.waitForExit(timeout: .seconds(240)) == 0)
+            try await fleet.waitForRows("robot-5", atLeast: 100)
+            #expect(try await fleet.storedSeqs("robot-5") == (151...250).map(Int64.init))
+        }
+    }
+
+    /// A wrong password: refused, told in the status, retried with growing delays; the fixes wait in the queue and
+    /// all go once the password is right.
+    @Test func wrongPassword() async throws {
+        try await FleetHarness.with(users: ["robot-6": "right horse battery", "ingest": "ingest secret"]) { fleet in
+            let wrong = fleet.path("wrong"), right = fleet.path("right"), ingestPassword = fleet.path("ingest")
+            try "staple\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+            try "right horse battery\n".write(toFile: right, atomically: true, encoding: .utf8)
+            try "ingest secret\n".write(toFile: ingestPassword, atomically: true, encoding: .utf8)
+            let url = "mqtt://robot-6@127.0.0.1:\(fleet.broker.port)"
+            try await fleet.startIngest(["--password-file", ingestPassword],
+                                  broker: "mqtt://ingest@127.0.0.1:\(fleet.broker.port)")
+            let recording = try fleet.recording("drive.json", count: 20)
+            let refused = try fleet.startUplink(vehicle: "robot-6", replay: recording, broker: url,
+                                                ["--password-file", wrong])
+            try await fleet.waitUntil("three refusals") {
+                refused.output.components(separatedBy: "broker: refused").count - 1 >= 3
+            }
+            await refused.stop(SIGTERM)
+            #expect(!refused.output.contains("staple"), "the password never shows")
+            let delays = Self.retryDelays(in: refused.output)
+            #expect(delays.count >= 3)
+            #expect(delays.last! > delays.first!, "the delay grows: \(delays)")
+            #expect(try await fleet.storedCount("robot-6") == 0)
+            #expect(try fleet.queueStatistics("robot-6").depth == 20)
+
+            let accepted = try fleet.startUplink(vehicle: "robot-6", replay: try fleet.recording("none.json", count: 0),
+                                                 broker: url, ["--password-file", right])
+            #expect(await accepted.waitForExit(timeout: .seconds(120)) == 0)
+            try await fleet.waitForRows("robot-6", atLeast: 20)
+            #expect(try await fleet.storedSeqs("robot-6") == (1...20).map(Int64.init))
+        }
+    }
+
+    /// TLS with a CA file and a password, both ends: the fixes go through; a CA that did not sign the broker's
+    /// certificate is refused and retried, never falling back to plain text.
+    @Test func tlsWithPassword() async throws {
+        try await FleetHarness.with(users: ["robot-9": "secret nine", "ingest": "ingest secret"], tls: true) { fleet in
+            let tlsPort = try #require(fleet.broker.tlsPort)
+            let caFile = try #require(fleet.caFile)
+            let password = fleet.path("password"), ingestPassword = fleet.path("ingest")
+            try "secret nine\n".write(toFile: password, atomically: true, encoding: .utf8)
+            try "ingest secret\n".write(toFile: ingestPassword, atomically: true, encoding: .utf8)
+            try await fleet.startIngest(["--password-file", ingestPassword, "--tls-ca", caFile],
+                                        broker: "mqtts://ingest@127.0.0.1:\(tlsPort)")
+            let recording = try fleet.recording("drive.json", count: 30)
+            let strangers = try Mosquitto.makeCertificates(in: URL(fileURLWithPath: fleet.path("other-ca")))
+            let distrustful = try fleet.startUplink(vehicle: "robot-9", replay: recording,
+                                                    broker: "mqtts://robot-9@127.0.0.1:\(tlsPort)",
+                                                    ["--password-file", password, "--tls-ca", strangers.caFile])
+            try await fleet.waitUntil("two failed attempts") {
+                distrustful.output.components(separatedBy: "broker: disconnected").count - 1 >= 2
+            }
+            await distrustful.stop(SIGTERM)
+            #expect(try await fleet.storedCount("robot-9") == 0)
+            #expect(!distrustful.output.contains("broker: online"))
+
+            let trusting = try fleet.startUplink(vehicle: "robot-9", replay: try fleet.recording("none.json", count: 0),
+                                                 broker: "mqtts://robot-9@127.0.0.1:\(tlsPort)",
+                                                 ["--password-file", password, "--tls-ca", caFile])
+            #expect(await trusting.waitForExit(timeout: .seconds(120)) == 0)
+            try await fleet.waitForRows("robot-9", atLeast: 30)
+            #expect(try await fleet.storedSeqs("robot-9") == (1...30).map(Int64.init))
+        }
+    }
+
+    /// Hostile payloads at the ingest, between good ones: each refused, counted and logged once per reason; the good
+    /// ones stored; the ingest goes on.
+    @Test func hostilePayloads() async throws {
+        try await FleetHarness.with { fleet in
+            let ingest = try await fleet.startIngest()
+            let vehicle = try VehicleID("robot-7")
+            let good = try (1...5).map { String(decoding: try FleetMessage(vehicle: vehicle, seq: Int64($0),
+                                                                          location: Self.fix(epoch: $0)).payload(), as: UTF8.self) }
+            let valid = good[0]
+            let hostile: [(topic: String, payload: [UInt8])] = [
+                ("fleet/robot-7/fix", Array("not json".utf8)),
+                ("fleet/robot-7/fix", []),
+                ("fleet/robot-7/fix", Array("{}".utf8)),
+                ("fleet/robot-7/fix", Array("[1,2,3]".utf8)),
+                ("fleet/robot-7/fix", [0xFF, 0xFE, 0x00, 0x7B]),
+                ("fleet/robot-7/fix", Array(valid.replacingOccurrences(of: "\"latitude\":52.5", with: "\"latitude\":91.5").utf8)),
+                ("fleet/robot-7/fix", Array(valid.replacingOccurrences(of: "2025-06-01T", with: "2025-13-01T").utf8)),
+                ("fleet/robot-7/fix", Array(valid.replacingOccurrences(of: "\"seq\":1,", with: "\"seq\":0,").utf8)),
+                ("fleet/robot-7/fix", Array(valid.replacingOccurrences(of: "\"seq\":1,", with: "\"seq\":\"1\",").utf8)),
+                ("fleet/robot-7/fix", Array(valid.replacingOccurrences(of: "\"horizontalAccuracy\":2.5", with: "\"horizontalAccuracy\":-2.5").utf8)),
+                ("fleet/robot-7/fix", Array(valid.replacingOccurrences(of: "\"_type\":\"location\"", with: "\"_type\":\"waypoint\"").utf8)),
+                ("fleet/robot-7/fix", Array(valid.replacingOccurrences(of: "\"latitude\":52.5", with: "\"latitude\":1e999").utf8)),
+                ("fleet/robot-7/fix", Array((String(repeating: "[", count: 3000) + String(repeating: "]", count: 3000)).utf8)),
+                ("fleet/robot-7/fix", Array(valid.dropLast(20).utf8)),
+                ("fleet/robot-7/fix", Array((valid.dropLast() + ",\"pad\":\"" + String(repeating: "x", count: 5000) + "\"}").utf8)),
+                ("fleet/robot-8/fix", Array(valid.utf8)),
+                ("fleet/robot 9/fix", Array(valid.utf8)),
+            ]
+            var sent = 0
+            for (index, message) in hostile.enumerated() {
+                if index % 4 == 0, sent < good.count {
+                    try Self.publish(port: fleet.broker.port, topic: "fleet/robot-7/fix", payload: good[sent])
+                    sent += 1
+                }
+                try Self.publish(port: fleet.broker.port, topic: message.topic, bytes: message.payload)
+            }
+            while sent < good.count {
+                try Self.publish(port: fleet.broker.port, topic: "fleet/robot-7/fix", payload: good[sent])
+                sent += 1
+            }
+            try await fleet.waitForRows("robot-7", atLeast: 5)
+            #expect(ingest.isRunning)
+            await ingest.stop(SIGTERM)
+            #expect(try await fleet.storedSeqs("robot-7") == [1, 2, 3, 4, 5])
+            #expect(try await fleet.storedCount("robot-8") == 0)
+            // "fleet/robot 9/fix" is not a fix topic of a valid vehicle name; the subscription matches it.
+            let refused = try #require(Self.number(before: " refused", in: ingest.output))
+            #expect(refused == hostile.count)
+            let logged = ingest.output.components(separatedBy: "refused a message:").count - 1
+            let reasons = Set(ingest.output.split(separator: "\n").compactMap { line -> Substring? in
+                guard let range = line.range(of: "(counted as ") else { return nil }
+                return line[range.upperBound...].prefix { $0 != ";" }
+            })
+            #expect(logged == reasons.count, "each reason logged once")
+            #expect(reasons.isSuperset(of: ["not_json", "impossible_latitude", "impossible_timestamp", "impossible_seq",
+                                            "impossible_horizontalAccuracy", "not_a_location", "vehicle_mismatch",
+                                            "too_large", "not_a_fix_topic"]), "\(reasons.sorted())")
+        }
+    }
+
+    // MARK: Helpers
+
+    /// A fix of epoch `epoch` (1 Hz from the recordings' start), with every value a receiver gives.
+    static func fix(epoch: Int) -> Location {
+        Location(coordinate: .init(latitude: 52.5 + Double(epoch) * 1e-5, longitude: 13.4 + Double(epoch) * 1e-5),
+                 altitude: 35, horizontalAccuracy: 2.5, verticalAccuracy: 4.5, speed: 1.5, course: 45, climb: 0,
+                 timestamp: FleetRecording.time(ofEpoch: epoch, start: FleetRecording.defaultStart),
+                 fix: .threeDimensional, status: .gps)
+    }
+
+    /// Publishes one message at QoS 1 with `mosquitto_pub`.
+    static func publish(port: UInt16, topic: String, payload: String, retain: Bool = false) throws {
+        try publish(port: port, topic: topic, bytes: Array(payload.utf8), retain: retain)
+    }
+
+    static func publish(port: UInt16, topic: String, bytes: [UInt8], retain: Bool = false) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("payload-\(UUID().uuidString)")
+        try Data(bytes).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+        tool.arguments = ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic]
+            + (bytes.isEmpty ? ["-n"] : ["-f", file.path]) + (retain ? ["-r"] : [])
+        try tool.run()
+        tool.waitUntilExit()
+        guard tool.terminationStatus == 0 else { throw ServerError("mosquitto_pub to \(topic) failed") }
+    }
+
+    /// The message retained on `topic` (waiting up to 10 s for the broker to publish a will).
+    static func retained(port: UInt16, topic: String) throws -> String {
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
+        tool.arguments = ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic, "-C", "1", "-W", "10"]
+        let output = Pipe()
+        tool.standardOutput = output
+        try tool.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        tool.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The number just before `suffix` in the last line that has it ("… 12 duplicates, …").
+    static func number(before suffix: String, in text: String) -> Int? {
+        guard let line = text.split(separator: "\n").last(where: { $0.contains(suffix) }),
+              let range = line.range(of: suffix) else { return nil }
+        return Int(line[..<range.lowerBound].split(separator: " ").last ?? "")
+    }
+
+    /// The delays the uplink said it waits before each retry ("retrying in 1.3 s").
+    static func retryDelays(in text: String) -> [Double] {
+        text.split(separator: "\n").compactMap { line in
+            guard let range = line.range(of: "retrying in ") else { return nil }
+            return Double(line[range.upperBound...].prefix { $0 != " " })
+        }
+    }
+}
