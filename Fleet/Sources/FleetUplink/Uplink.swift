@@ -76,6 +76,11 @@ public final class Uplink: Sendable {
         var droppedCounted: Int64 = 0
     }
 
+    /// Fixes in flight at most: the configuration's, within what libmosquitto's message ids (1 to 65535, one
+    /// counter per connection) can tell apart together with the state, `online` and `offline` messages. Beyond it
+    /// `setMaxInflight` refused every connection, and ids would repeat among unacknowledged messages.
+    private var window: Int { min(configuration.maximumInFlight, 65_532) }
+
     /// Arrival times kept for latency, at most: a longer backlog's fixes are not timed.
     private static let maximumTimed = 4096
 
@@ -289,7 +294,7 @@ public final class Uplink: Sendable {
             }
             if let caFile = configuration.tlsCAFile { try connection.setTLS(caFile: caFile) }
             try connection.setWill(topic: statusTopic, payload: Array("offline".utf8), qos: 1, retain: true)
-            try connection.setMaxInflight(configuration.maximumInFlight + 2)
+            try connection.setMaxInflight(window + 2)
             connection.onConnect = { session.connack = $0 }
             connection.onDisconnect = { session.lost = $0 }
             connection.onPublish = { [self] in acknowledged($0, in: session) }
@@ -376,7 +381,7 @@ public final class Uplink: Sendable {
 
     /// Publishes the queue's next fixes, in order, until the window is full or the queue has none left.
     private func fillWindow(_ connection: MQTTConnection, _ session: Session) throws {
-        while session.inFlight.count < configuration.maximumInFlight {
+        while session.inFlight.count < window {
             if session.next == session.buffer.count {
                 guard queue.statistics.lastSeq > session.cursor else { return }
                 session.buffer = try queue.batch(after: session.cursor, limit: configuration.batchSize)

@@ -22,7 +22,7 @@ public struct UplinkConfiguration: Sendable {
     /// How often the connection is checked when nothing is sent (MQTT keepalive); at least a second.
     public var keepAlive: Duration = .seconds(30)
     /// Fixes published and not yet acknowledged, at most: the backlog's window. The newest fix on the state topic
-    /// and the status message come on top.
+    /// and the status message come on top. At most 65532 are used (libmosquitto's message ids).
     public var maximumInFlight: Int = 256
     /// Fixes read from the queue at a time while draining a backlog.
     public var batchSize: Int = 512

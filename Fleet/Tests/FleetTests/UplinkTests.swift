@@ -114,6 +114,24 @@ struct UplinkTests {
         }
     }
 
+    /// The largest window the command line allows (65535) still connects: libmosquitto's own limit is 65535
+    /// messages in flight, the window's fixes and the state and status messages share it.
+    @Test func largestWindowConnects() async throws {
+        try await withBroker { broker, directory in
+            let vehicle = try VehicleID("u-5")
+            let queue = try FixQueue(directory: directory.appendingPathComponent("q").path, vehicle: vehicle)
+            try queue.append(contentsOf: (0..<10).map(FleetFaultTests.fix(epoch:)))
+            var settings = configuration(vehicle, broker)
+            settings.maximumInFlight = 65_535
+            let uplink = try Uplink(configuration: settings, queue: queue, metricsFactory: TestMetrics())
+            uplink.start()
+            try await waitUntil { uplink.statistics.queue.depth == 0 }
+            await uplink.stop()
+            #expect(uplink.statistics.connections == 1)
+            #expect(uplink.statistics.acknowledged == 10)
+        }
+    }
+
     // MARK: Helpers
 
     func configuration(_ vehicle: VehicleID, _ broker: Mosquitto) -> UplinkConfiguration {
