@@ -214,9 +214,13 @@ public final class Uplink: Sendable {
             state.nextObserver += 1
             state.observers[id] = continuation
             continuation.onTermination = { [weak self] _ in self?.shared.withLock { _ = $0.observers.removeValue(forKey: id) } }
+            // Under the lock, so that a change made meanwhile on the uplink's thread (yielded after its own
+            // unlock) cannot reach this new stream before the older state it replaced. Nobody iterates the stream
+            // yet: the yield only buffers, and runs none of the caller's code.
+            continuation.yield(state.state)
             return state.state
         }
-        if let current { continuation.yield(current) } else { continuation.finish() }
+        if current == nil { continuation.finish() }
         return stream
     }
 
