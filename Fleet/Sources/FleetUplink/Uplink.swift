@@ -59,6 +59,9 @@ public final class Uplink: Sendable {
         var state = UplinkState.connecting(attempt: 1)
         var isStarted = false
         var isStopping = false
+        /// The uplink's thread is inside `mosquitto_connect`, which blocks until the TCP handshake ends (up to the
+        /// kernel's SYN retries, about 2 minutes, for a host that drops them) and no wake interrupts.
+        var isInConnect = false
         var observers: [Int: AsyncStream<UplinkState>.Continuation] = [:]
         var nextObserver = 0
         var acknowledged: Int64 = 0
@@ -194,8 +197,16 @@ public final class Uplink: Sendable {
             return
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async { [finished] in
-                finished.wait()
+            DispatchQueue.global().async { [self] in
+                // A thread blocked in connect() is let go: it has sent nothing and holds no acknowledgement, so there
+                // is nothing to close; it finds isStopping when connect() returns and ends without using the queue.
+                while finished.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+                    if shared.withLock({ $0.isInConnect }) {
+                        setState(.stopped)
+                        continuation.resume()
+                        return
+                    }
+                }
                 finished.signal()   // a second stop() also returns
                 continuation.resume()
             }
@@ -302,9 +313,17 @@ public final class Uplink: Sendable {
             connection.onConnect = { session.connack = $0 }
             connection.onDisconnect = { session.lost = $0 }
             connection.onPublish = { [self] in acknowledged($0, in: session) }
+            let proceed = shared.withLock { state in
+                if !state.isStopping { state.isInConnect = true }
+                return !state.isStopping
+            }
+            guard proceed else { return .stopped }
+            defer { shared.withLock { $0.isInConnect = false } }
             try connection.connect(host: configuration.broker.host, port: configuration.broker.port,
                                    keepAlive: Int32(max(configuration.keepAlive.components.seconds, 1)))
         } catch {
+            // stop() may have let this thread go while connect() blocked, and told .stopped already.
+            if isStopping { return .stopped }
             return .lost("cannot connect: \(error)", wasOnline: false)
         }
         let connackDeadline = ContinuousClock.now + max(configuration.keepAlive, .seconds(10))

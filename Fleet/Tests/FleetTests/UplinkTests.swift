@@ -132,6 +132,48 @@ struct UplinkTests {
         }
     }
 
+    /// stop() returns while connect() blocks: a listener whose accept queue is full drops the SYNs, so the TCP
+    /// handshake would only fail after the kernel's retries (about 2 minutes, beyond this test's limit).
+    @Test(.timeLimit(.minutes(1))) func stopWhileConnectBlocks() async throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        #expect(listen(listener, 0) == 0)
+        var fillers: [Int32] = []
+        defer { fillers.forEach { close($0) } }
+        for _ in 0..<3 {   // never accepted: the queue is full, later SYNs are dropped
+            let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            _ = fcntl(filler, F_SETFL, fcntl(filler, F_GETFL) | O_NONBLOCK)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) }
+            }
+            fillers.append(filler)
+        }
+        let directory = try makeServerDirectory("uplink")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let vehicle = try VehicleID("u-6")
+        let queue = try FixQueue(directory: directory.appendingPathComponent("q").path, vehicle: vehicle)
+        try queue.append(FleetFaultTests.fix(epoch: 0))
+        let settings = UplinkConfiguration(vehicle: vehicle,
+                                           broker: BrokerAddress(host: "127.0.0.1", port: UInt16(bigEndian: address.sin_port)))
+        let uplink = try Uplink(configuration: settings, queue: queue, metricsFactory: TestMetrics())
+        uplink.start()
+        for await state in uplink.statusChanges() where state == .connecting(attempt: 1) { break }
+        await uplink.stop()
+        #expect(uplink.state == .stopped)
+        #expect(uplink.statistics.queue.depth == 1)
+    }
+
     // MARK: Helpers
 
     func configuration(_ vehicle: VehicleID, _ broker: Mosquitto) -> UplinkConfiguration {
