@@ -84,6 +84,7 @@ public final class Uplink: Sendable {
     /// `setMaxInflight` refused every connection, and ids would repeat among unacknowledged messages.
     private var window: Int { min(configuration.maximumInFlight, 65_532) }
 
+
     /// Arrival times kept for latency, at most: a longer backlog's fixes are not timed.
     private static let maximumTimed = 4096
 
@@ -442,13 +443,16 @@ public final class Uplink: Sendable {
         let now = ContinuousClock.now
         guard force || session.acknowledged.count >= 256 || session.lastFlush.duration(to: now) > .milliseconds(500)
         else { return }
+        // Tried again no sooner than half a second on (or at the connection's end), so a disk that keeps failing
+        // is not retried, and logged, at every turn of the loop.
+        session.lastFlush = now
         do {
             try queue.remove(session.acknowledged)
             session.acknowledged.removeAll(keepingCapacity: true)
-            session.lastFlush = now
             metrics.update(queue.statistics, now: Date())
         } catch {
-            // Kept: removed at the next flush. Sent again after a restart meanwhile, stored once.
+            // Kept for the next flush. If the connection ends first they stay in the queue and are sent again at
+            // the next connection: the broker gets them twice, the ingest stores them once.
             logger.error("acknowledged fixes not removed from the queue yet: \(error)")
         }
     }
