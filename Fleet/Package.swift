@@ -92,6 +92,7 @@ let package = Package(
                 .product(name: "GPSDLocation", package: "GPSDLocation"),
                 .product(name: "GPSDTestSupport", package: "GPSDLocation"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/FleetBench"
