@@ -59,8 +59,9 @@ struct FleetBench {
         if let paho { row("paho-mqtt (Python), \(window) in flight", rate(paho), "fixes/s") } else {
             print("  paho-mqtt: did not run (python3-paho-mqtt missing, or it failed)")
         }
-        print(String(format: "  target: at least 5,000 fixes/s and mosquitto_pub's rate: %@",
-                     rate(drain) >= 5000 && rate(drain) >= rate(mosquittoPub) ? "met" : "NOT met"))
+        print("  target: at least 5,000 fixes/s: \(rate(drain) >= 5000 ? "met" : "NOT met")")
+        print(String(format: "  target: at least mosquitto_pub's rate: %@ (%.0f %% of it)",
+                     rate(drain) >= rate(mosquittoPub) ? "met" : "NOT met", 100 * rate(drain) / rate(mosquittoPub)))
         print(String(format: "  (queueing the %d fixes in one transaction took %.2f s)", fixCount, queued))
         print("")
         if only == "drain" {
