@@ -1,11 +1,12 @@
-package import Foundation
+public import Foundation
 
-/// The package's executables (whereami, the samples) that `swift build --build-tests` put next to the test
-/// bundle.
+/// The package's executables (whereami, the samples; a package built on this one: its own) that
+/// `swift build --build-tests` put next to the test bundle.
 ///
 /// Found from the test process's own executable (`/proc/self/exe`), so any `--scratch-path` works.
-package enum BuiltProduct {
-    package static func url(_ name: String) -> URL {
+public enum BuiltProduct {
+    /// The built executable `name`, in the test bundle's directory or one above it.
+    public static func url(_ name: String) -> URL {
         let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = executable.deletingLastPathComponent()

@@ -129,19 +129,24 @@ public struct BrokerAddressError: Error, Sendable, Equatable, CustomStringConver
 
     init(_ text: String, _ reason: String) {
         // The given text may hold a password: keep the part before the first ':' after '//' and the host only.
-        self.text = Self.masked(text)
+        self.text = maskingPassword(in: text)
         self.reason = reason
     }
 
     public var description: String { "not a broker address: \(text): \(reason)" }
 
-    private static func masked(_ text: String) -> String {
-        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://"),
-              let at = text.lastIndex(of: "@") else { return text }
-        let start = text.index(colon, offsetBy: 3)
-        guard at > start else { return text }
-        let credentials = text[start..<at]
-        guard let colon = credentials.firstIndex(of: ":") else { return text }
-        return String(text[..<colon]) + ":***" + String(text[at...])
+}
+
+/// `scheme://user:password@host…` with the password replaced by `***`, for logs and errors; any other text as it is.
+///
+/// ```swift
+/// maskingPassword(in: "postgresql://fleet:hunter2@127.0.0.1/fleet")   // postgresql://fleet:***@127.0.0.1/fleet
+/// ```
+public func maskingPassword(in url: String) -> String {
+    guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://"), let at = url.lastIndex(of: "@") else {
+        return url
     }
+    let start = url.index(colon, offsetBy: 3)
+    guard at > start, let separator = url[start..<at].firstIndex(of: ":") else { return url }
+    return String(url[..<separator]) + ":***" + String(url[at...])
 }

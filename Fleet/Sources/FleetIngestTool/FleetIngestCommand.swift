@@ -73,7 +73,7 @@ struct FleetIngestCommand: AsyncParsableCommand {
         let storeLogger = { var quieter = logger; quieter.logLevel = .warning; return quieter }()
         let store = try FixStore(url: database, logger: storeLogger)
         let ingest = Ingest(configuration: configuration, store: store, logger: logger)
-        logger.info("broker \(address), database \(Self.masked(database))")
+        logger.info("broker \(address), database \(maskingPassword(in: database))")
         let ending = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await store.run() }
@@ -94,15 +94,5 @@ struct FleetIngestCommand: AsyncParsableCommand {
         let statistics = ingest.statistics
         let refused = statistics.rejected.values.reduce(0, +)
         logger.info("stopped: \(statistics.stored) fixes stored, \(statistics.duplicates) duplicates, \(refused) refused")
-    }
-
-
-    /// The database URL with its password masked, for the log.
-    static func masked(_ url: String) -> String {
-        guard let scheme = url.firstIndex(of: ":"), url[scheme...].hasPrefix("://"), let at = url.lastIndex(of: "@")
-        else { return url }
-        let start = url.index(scheme, offsetBy: 3)
-        guard at > start, let colon = url[start..<at].firstIndex(of: ":") else { return url }
-        return String(url[..<colon]) + ":***" + String(url[at...])
     }
 }

@@ -120,6 +120,13 @@ import Testing
         #expect(throws: BrokerAddressError.self) { _ = try BrokerAddress(parsing: text) }
     }
 
+    @Test func passwordsAreMaskedInURLs() {
+        #expect(maskingPassword(in: "postgresql://fleet:hunter2@127.0.0.1:5432/fleet") == "postgresql://fleet:***@127.0.0.1:5432/fleet")
+        #expect(maskingPassword(in: "mqtt://p:a:ss@host") == "mqtt://p:***@host")
+        #expect(maskingPassword(in: "mqtt://user@host") == "mqtt://user@host")
+        #expect(maskingPassword(in: "not a url: a@b") == "not a url: a@b")
+    }
+
     @Test func errorsHideThePassword() {
         #expect {
             _ = try BrokerAddress(parsing: "mqtt://robot:hunter2@host:99999")
