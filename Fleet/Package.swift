@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // Both programs' --metrics-file: their swift-metrics in Prometheus's text format.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // SIGINT and SIGTERM as an AsyncSequence, for both programs (UnixSignals alone, no SwiftNIO).
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Tests only: starting and stopping Mosquitto, PostgreSQL, gpsfake and the two programs.
@@ -68,11 +70,19 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
+        // What both programs share: --metrics-file.
+        .target(
+            name: "FleetToolSupport",
+            dependencies: [
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
         .executableTarget(
             name: "FleetUplinkTool",
             dependencies: [
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                "FleetUplink", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "FleetUplink", "FleetToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -80,7 +90,7 @@ let package = Package(
             name: "FleetIngestTool",
             dependencies: [
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                "FleetIngest", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "FleetIngest", "FleetToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

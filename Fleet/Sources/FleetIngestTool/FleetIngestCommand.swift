@@ -1,5 +1,6 @@
 import ArgumentParser
 import FleetCore
+import FleetToolSupport
 import FleetIngest
 import Foundation
 import Logging
@@ -49,6 +50,10 @@ struct FleetIngestCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Rows written in one statement, at most", valueName: "n"))
     var batchSize: Int = 1000
 
+    @Option(help: ArgumentHelp("Write this program's health (swift-metrics) in Prometheus's text format to this file every 5 s, for node_exporter's textfile collector",
+                               valueName: "file"))
+    var metricsFile: String?
+
     func validate() throws {
         do { _ = try BrokerAddress(parsing: broker) } catch { throw ValidationError(error.description) }
         guard database.hasPrefix("postgresql://") || database.hasPrefix("postgres://") else {
@@ -71,6 +76,7 @@ struct FleetIngestCommand: AsyncParsableCommand {
         configuration.clientID = clientId
         configuration.batchSize = batchSize
         let storeLogger = { var quieter = logger; quieter.logLevel = .warning; return quieter }()
+        let metrics = try metricsFile.map { try MetricsFile.bootstrap(path: $0) }
         let store = try FixStore(url: database, logger: storeLogger)
         let ingest = Ingest(configuration: configuration, store: store, logger: logger)
         logger.info("broker \(address), database \(maskingPassword(in: database))")
@@ -88,9 +94,11 @@ struct FleetIngestCommand: AsyncParsableCommand {
                     return
                 }
             }
+            if let metrics { group.addTask { await metrics.run(every: .seconds(5)) } }
             _ = await group.next()
             group.cancelAll()
         }
+        try? metrics?.write()
         let statistics = ingest.statistics
         let refused = statistics.rejected.values.reduce(0, +)
         logger.info("stopped: \(statistics.stored) fixes stored, \(statistics.duplicates) duplicates, \(refused) refused")

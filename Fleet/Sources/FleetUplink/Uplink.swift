@@ -236,6 +236,12 @@ public final class Uplink: Sendable {
         return stream
     }
 
+    /// Brings the gauges that move with time (the oldest fix's age) up to date, for a metrics backend that is read
+    /// now (the other metrics move as things happen).
+    public func refreshMetrics() {
+        metrics.update(queue.statistics, now: Date())
+    }
+
     /// What it has done so far.
     public var statistics: UplinkStatistics {
         let queued = queue.statistics

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FleetCore
+import FleetToolSupport
 import FleetUplink
 import Foundation
 import GPSDLocation
@@ -63,6 +64,10 @@ struct FleetUplinkCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Fixes published and not yet acknowledged, at most", valueName: "n"))
     var maxInFlight: Int = 256
 
+    @Option(help: ArgumentHelp("Write this program's health (swift-metrics) in Prometheus's text format to this file every 5 s, for node_exporter's textfile collector",
+                               valueName: "file"))
+    var metricsFile: String?
+
     func validate() throws {
         guard VehicleID.isValid(vehicle) else { throw ValidationError("\(FleetError.invalidVehicle(vehicle))") }
         do { _ = try BrokerAddress(parsing: broker) } catch { throw ValidationError(error.description) }
@@ -88,6 +93,7 @@ struct FleetUplinkCommand: AsyncParsableCommand {
         configuration.maximumInFlight = maxInFlight
         let directory = queue ?? Self.defaultQueueDirectory
         let fixQueue = try FixQueue(directory: directory, vehicle: vehicle, capacity: queueLimit)
+        let metrics = try metricsFile.map { try MetricsFile.bootstrap(path: $0) }
         let uplink = try Uplink(configuration: configuration, queue: fixQueue, logger: logger)
         let depth = fixQueue.statistics
         logger.info("vehicle \(vehicle), queue \(directory) (\(depth.depth) fixes waiting, next seq \(depth.lastSeq + 1)), broker \(address)")
@@ -121,6 +127,9 @@ struct FleetUplinkCommand: AsyncParsableCommand {
                     return
                 }
             }
+            if let metrics {
+                group.addTask { await metrics.run(every: .seconds(5)) { uplink.refreshMetrics() } }
+            }
             var failure: (any Error)?
             do { _ = try await group.next() } catch { failure = error }
             await gps.stop()
@@ -128,6 +137,8 @@ struct FleetUplinkCommand: AsyncParsableCommand {
             group.cancelAll()
             if let failure { throw failure }
         }
+        uplink.refreshMetrics()
+        try? metrics?.write()
         let statistics = uplink.statistics
         logger.info("stopped: \(statistics.acknowledged) fixes acknowledged, \(statistics.queue.depth) kept in the queue")
     }

@@ -140,7 +140,9 @@ struct FleetFaultTests {
         try await FleetHarness.with { fleet in
             await fleet.broker.kill(SIGKILL)
             let recording = try fleet.recording("drive.json", count: 250)
-            let uplink = try fleet.startUplink(vehicle: "robot-5", replay: recording, ["--queue-limit", "100"])
+            let metricsFile = fleet.path("uplink.prom")
+            let uplink = try fleet.startUplink(vehicle: "robot-5", replay: recording,
+                                               ["--queue-limit", "100", "--metrics-file", metricsFile])
             try await fleet.waitUntil("the recording is queued") { uplink.output.contains("recording ended: 250 fixes") }
             await uplink.stop(SIGTERM)
             let queue = try fleet.queueStatistics("robot-5")
@@ -148,6 +150,11 @@ struct FleetFaultTests {
             #expect(queue.dropped == 150)
             #expect(queue.lastSeq == 250)
             #expect(uplink.output.contains("dropped the oldest"))
+            // Its health, as node_exporter's textfile collector would read it, written as it stopped.
+            let metrics = try String(contentsOfFile: metricsFile, encoding: .utf8)
+            #expect(metrics.contains(#"fleet_uplink_dropped_total{vehicle="robot-5"} 150"#), "\(metrics)")
+            #expect(metrics.contains(#"fleet_uplink_queue_depth{vehicle="robot-5"} 100"#), "\(metrics)")
+            #expect(metrics.contains(#"fleet_uplink_acknowledged_total{vehicle="robot-5"} 0"#), "\(metrics)")
 
             try await fleet.broker.restart()
             try await fleet.startIngest()
@@ -227,7 +234,8 @@ struct FleetFaultTests {
     /// ones stored; the ingest goes on.
     @Test func hostilePayloads() async throws {
         try await FleetHarness.with { fleet in
-            let ingest = try await fleet.startIngest()
+            let metricsFile = fleet.path("ingest.prom")
+            let ingest = try await fleet.startIngest(["--metrics-file", metricsFile])
             let vehicle = try VehicleID("robot-7")
             let good = try (1...5).map { String(decoding: try FleetMessage(vehicle: vehicle, seq: Int64($0),
                                                                           location: Self.fix(epoch: $0)).payload(), as: UTF8.self) }
@@ -277,6 +285,9 @@ struct FleetFaultTests {
                 return line[range.upperBound...].prefix { $0 != ";" }
             })
             #expect(logged == reasons.count, "each reason logged once")
+            let metrics = try String(contentsOfFile: metricsFile, encoding: .utf8)
+            #expect(metrics.contains(#"fleet_ingest_rejected_total{reason="vehicle_mismatch"} 1"#), "\(metrics)")
+            #expect(metrics.contains("fleet_ingest_stored_total 5"), "\(metrics)")
             #expect(reasons.isSuperset(of: ["not_json", "impossible_latitude", "impossible_timestamp", "impossible_seq",
                                             "impossible_horizontalAccuracy", "not_a_location", "vehicle_mismatch",
                                             "too_large", "not_a_fix_topic"]), "\(reasons.sorted())")
