@@ -122,6 +122,10 @@ struct FleetUplinkCommand: AsyncParsableCommand {
                 for await state in uplink.statusChanges() { logger.info("broker: \(state)") }
             }
             group.addTask {
+                // gpsd's side: connecting, a fix, no fix, receiver gone, reconnecting (the library retries for ever).
+                for await status in gps.statusUpdates() { logger.info("gpsd: \(status)") }
+            }
+            group.addTask {
                 for await signal in ending {
                     logger.info("signal \(signal): stopping")
                     return
