@@ -7,15 +7,16 @@
 #   bash Samples/Fleet/end-to-end.sh
 #
 # Needs Debian's mosquitto and postgresql with PostGIS (Scripts/install-dependencies --fleet installs them) and the
-# two programs (built here unless FLEET_BIN names the folder they are in). PostgreSQL refuses to run as root: as root,
+# two programs (built here, a release build, unless FLEET_BIN names the folder they are in). PostgreSQL refuses to run as root: as root,
 # it runs as the `postgres` user.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 Scripts/install-dependencies --fleet
 if [ -z "${FLEET_BIN:-}" ]; then
-    swift build --package-path Fleet --product fleet-uplink >&2
-    swift build --package-path Fleet --product fleet-ingest >&2
-    FLEET_BIN=$(swift build --package-path Fleet --show-bin-path)
+    # The release build the README's first command made (nothing to do then), or made here.
+    swift build -c release --package-path Fleet --product fleet-uplink >&2
+    swift build -c release --package-path Fleet --product fleet-ingest >&2
+    FLEET_BIN=$(swift build -c release --package-path Fleet --show-bin-path)
 fi
 recording=Sources/WhereAmICore/Resources/drive.gpsd.json
 
