@@ -1,7 +1,7 @@
 public import CoreMetrics
 import FoundationEssentials
 import GPSDCore
-import Synchronization
+import GPSDSystem
 
 extension LocationManager {
     /// How a manager reports its ``LocationHealth`` through swift-metrics: the factory that makes its metrics and the
@@ -76,7 +76,9 @@ final class HealthMetrics: Sendable {
     private let lastFixTimestamp: Gauge
     /// The number of the status change the status gauges show: decisions on two threads may be recorded out of
     /// order, and an older change must not undo a newer one.
-    private let statusShown = Mutex(-1)
+    /// (The package's `Locked`, not `Synchronization.Mutex`, whose futex waits ThreadSanitizer cannot see: two
+    /// decisions recording at once were reported as a race.)
+    private let statusShown = Locked(-1)
 
     init(_ options: LocationManager.MetricsOptions, source: [(String, String)]) {
         let factory = options.factory ?? MetricsSystem.factory
