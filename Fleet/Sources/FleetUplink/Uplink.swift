@@ -327,7 +327,7 @@ public final class Uplink: Sendable {
             guard proceed else { return .stopped }
             defer { shared.withLock { $0.isInConnect = false } }
             try connection.connect(host: configuration.broker.host, port: configuration.broker.port,
-                                   keepAlive: Int32(max(configuration.keepAlive.components.seconds, 1)))
+                                   keepAlive: Int32(clamping: max(configuration.keepAlive.components.seconds, 1)))
         } catch {
             // stop() may have let this thread go while connect() blocked, and told .stopped already.
             if isStopping { return .stopped }
