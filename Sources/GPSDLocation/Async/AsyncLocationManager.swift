@@ -98,8 +98,8 @@ public final class AsyncLocationManager: Sendable {
     ///   - maximumAge: how old a fix may be to be returned without waiting; `nil` waits for a new one.
     ///   - desiredAccuracy: the horizontal accuracy in metres a fix must have; a fix of unknown accuracy does
     ///     not qualify. `nil` takes any.
-    /// What stands in the way is said the same way whatever it is. A request made while the manager's watch is
-    /// under way (a stream running, say) waits out everything that may pass until its timeout: reconnection, gpsd
+    /// What stands in the way is said the same way whatever it is. A request made once the manager's watch has
+    /// reached gpsd (a stream running, say) waits out everything that may pass until its timeout: reconnection, gpsd
     /// unreachable during a backoff, no receiver, a receiver gone, waiting for a fix. The timeout's error names
     /// it: ``LocationError/status`` is the manager's status then, and the message says it first
     /// (`no fix in 2.0 seconds: receiver gone (/dev/ttyUSB0)`, `no fix in 2.0 seconds: gpsd unreachable: cannot
@@ -113,9 +113,10 @@ public final class AsyncLocationManager: Sendable {
     /// }
     /// ```
     /// - Throws: ``LocationError`` with ``LocationError/Code/timedOut`` (carrying the best fix seen, if any, and
-    ///   the status that stood in the way) when the timeout comes first; ``LocationError/Code/gpsdUnavailable`` at
-    ///   once when the request started the watch and its first attempt to connect fails (gpsd is not there: a
-    ///   program started without it learns so at once); the manager's ``LocationError`` for a failure that ends
+    ///   the status that stood in the way) when the timeout comes first; ``LocationError/Code/gpsdUnavailable``
+    ///   when the watch has not reached gpsd since it began and an attempt to connect fails, or at once if one has
+    ///   (gpsd is not there: a program started without it learns so at once, whether the request or a stream
+    ///   started the watch); the manager's ``LocationError`` for a failure that ends
     ///   the watch (see ``LocationManager/reconnectPolicy``); `CancellationError` when the task is cancelled or
     ///   ``stop()`` is called.
     public func requestLocation(

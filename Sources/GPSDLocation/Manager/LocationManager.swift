@@ -260,10 +260,11 @@ public final class LocationManager: Sendable {
     /// Delivers one fix: the first that meets ``desiredAccuracy``, in one
     /// ``LocationManagerDelegate/locationManager(_:didUpdateLocations:)`` call; or one
     /// ``LocationManagerDelegate/locationManager(_:didFailWithError:)``: with ``LocationError/Code/locationUnknown``
-    /// after ``requestTimeout``, or with the error if the watch's first attempt to connect, made for it, cannot be
-    /// made. Then stops, unless continuous updates are on. A second call while one is pending replaces it.
+    /// after ``requestTimeout``, or with an attempt's error while the watch has not reached gpsd since it began (at
+    /// once if an attempt has failed already). Then stops, unless continuous updates are on. A second call while
+    /// one is pending replaces it.
     ///
-    /// What stands in the way is said the same way whatever it is. A request made while the watch is under way
+    /// What stands in the way is said the same way whatever it is. A request made once the watch has reached gpsd
     /// (updates or a stream running) waits out everything that may pass until its timeout: reconnection, gpsd
     /// unreachable during a backoff, no receiver, a receiver gone, waiting for a fix. The timeout's error names
     /// it: ``LocationError/status`` is the status then, and the message ends with it

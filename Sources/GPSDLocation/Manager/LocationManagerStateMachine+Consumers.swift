@@ -26,8 +26,10 @@ extension LocationManagerStateMachine {
 
     /// A new one-shot request of the delegate, replacing a pending one; it fails after ``requestTimeout``.
     mutating func requestLocation() -> Decision {
-        let number = subscriptions.requestDelegateLocation(sawConnection: session.isUnderWay)
-        var decision = demandChanged()
+        let number = subscriptions.requestDelegateLocation(sawConnection: session.hasReachedGPSD)
+        var decision = Decision()
+        failRequestsBeforeReaching(into: &decision)
+        demandChanged(into: &decision)
         decision.timers.append(.requestTimeout(request: number, after: requestTimeout))
         return decision
     }
@@ -45,17 +47,25 @@ extension LocationManagerStateMachine {
         return decision
     }
 
+    /// A one-shot request just made fails at once if the watch has not reached gpsd and an attempt has failed
+    /// (``SessionStateMachine/failureBeforeReaching``): as it would have had it subscribed a moment earlier.
+    private mutating func failRequestsBeforeReaching(into decision: inout Decision) {
+        guard let failure = session.failureBeforeReaching else { return }
+        end(subscriptions.endRequestsThatNeverConnected(with: failure), into: &decision)
+    }
+
     // MARK: Other consumers
 
     /// Subscribes `consumer` under a reserved id; `nil` if the id was given back meanwhile (nothing is held).
     mutating func subscribe(
         _ id: SubscriptionID, _ request: SubscriptionRequest, _ consumer: any SubscriptionConsumer
     ) -> Decision? {
-        guard subscriptions.subscribe(id, request, consumer, sawConnection: session.isUnderWay) else { return nil }
+        guard subscriptions.subscribe(id, request, consumer, sawConnection: session.hasReachedGPSD) else { return nil }
         // A timeline starts with the status it is in once subscribed: the session its subscription opens
         // (`connecting`, told to every timeline), or the status now if subscribing changes none; never the
         // `stopped` of before anything ran.
         var decision = Decision()
+        if request.isOneShot { failRequestsBeforeReaching(into: &decision) }
         let before = status.current
         demandChanged(into: &decision)
         if status.current == before { decision.notifications.add(subscriptions.tellStatus(status.current, only: id)) }

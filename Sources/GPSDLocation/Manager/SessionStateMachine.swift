@@ -23,10 +23,11 @@ struct SessionStateMachine {
     /// accepts and hangs up at once (a gpsd at its limit of clients), or greets first, does not reset the backoff.
     private(set) var failedAttempts = 0
     private var timerCount = 0
-    /// Whether the watch is under way: since it began (a fresh start), a session has connected or an attempt
-    /// has failed (``isUnderWay``).
-    private var underWay = false
-    /// The failure the attempts to connect are retrying after, until one connects: what a request's timeout names.
+    /// Whether a session of this watch has connected since the watch began (a fresh start): gpsd has been reached
+    /// (``hasReachedGPSD``).
+    private var reached = false
+    /// The failure the attempts to connect are retrying after, until one connects: what a request's timeout names,
+    /// and before gpsd has been reached what a new request fails with (``failureBeforeReaching``).
     private(set) var lastFailure: LocationError?
     /// The watchdog's pending timer, and when the session last reported.
     private var watchdog: (timer: Int?, lastReport: Duration) = (nil, .zero)
@@ -98,7 +99,7 @@ struct SessionStateMachine {
     }
 
     private mutating func openNext(isFreshStart: Bool) -> SessionToOpen {
-        if isFreshStart { underWay = false }
+        if isFreshStart { (reached, lastFailure) = (false, nil) }
         sessionCount += 1
         state = .opening(Opening(number: sessionCount))
         return SessionToOpen(number: sessionCount, attempt: failedAttempts + 1, isFreshStart: isFreshStart)
@@ -108,7 +109,7 @@ struct SessionStateMachine {
     private mutating func stop() {
         state = .idle
         failedAttempts = 0
-        underWay = false
+        reached = false
         lastFailure = nil
         watchdog.timer = nil
     }
@@ -122,7 +123,6 @@ struct SessionStateMachine {
     /// moves on with ``close(then:)``, once the caller knows whether fixes are still wanted.
     mutating func ended(by error: LocationError?, failedAt now: Duration? = nil) -> OnEnded {
         if let now, let since = connectedSince, now - since >= Self.connectionProvenAfter { failedAttempts = 0 }
-        underWay = true
         guard let error, error.code.isTransient, reconnectPolicy.allowsRetry(afterFailures: failedAttempts + 1) else {
             return .end
         }
@@ -159,7 +159,7 @@ struct SessionStateMachine {
 
     /// The current session connected: the watchdog starts.
     mutating func connected(at now: Duration) -> Timer? {
-        underWay = true
+        reached = true
         lastFailure = nil
         switch state {
         case .opening(var opening):
@@ -230,11 +230,18 @@ struct SessionStateMachine {
         }
     }
 
-    /// Whether the watch is under way: since it began, a session has connected or an attempt has failed. A
-    /// one-shot request that subscribes now waits out whatever may pass (reconnection, gpsd unreachable during a
-    /// backoff, a receiver gone) until its timeout; one that subscribes before, to the watch's first attempt,
-    /// fails with that attempt if gpsd cannot be reached.
-    var isUnderWay: Bool { underWay }
+    /// Whether a session of this watch has connected since the watch began. A one-shot request that subscribes
+    /// now waits out whatever may pass (reconnection, gpsd unreachable during a backoff, a receiver gone) until
+    /// its timeout; one that subscribes before fails when an attempt fails, or at once if one has
+    /// (``failureBeforeReaching``).
+    var hasReachedGPSD: Bool { reached }
+
+    /// What a one-shot request that subscribes now fails with at once: the last attempt's failure, while gpsd has
+    /// not been reached since the watch began. So a request is answered the same whether it subscribed before the
+    /// watch's first attempt failed or after (a stream started the watch a moment earlier): a program started
+    /// without gpsd learns so at once, whatever its threads' order. `nil` while an attempt is still to fail
+    /// (a request then fails with it) or once gpsd has been reached (what fails then may pass).
+    var failureBeforeReaching: LocationError? { reached ? nil : lastFailure }
 
     /// The open session, if one is.
     var openSession: (any SourceSession)? {

@@ -174,8 +174,9 @@ struct SubscriptionTable {
         return ending
     }
 
-    /// One-shot requests that subscribed to the watch's first attempt, which failed, fail with `error`: gpsd could
-    /// not be reached when they were made. Those made while the watch was under way wait.
+    /// One-shot requests made before the watch reached gpsd fail with `error`, an attempt's failure: gpsd could
+    /// not be reached when they were made. Those made after it was reached, or that have seen a session connect,
+    /// wait.
     mutating func endRequestsThatNeverConnected(with error: LocationError) -> Ending {
         var ending = Ending()
         let failing = subscriptions.filter { $0.value.isOneShot && !$0.value.sawConnection }
@@ -307,10 +308,10 @@ struct Subscription {
     /// Whether it takes headings instead of fixes: the delegate's (``SubscriptionID/delegateHeadings``) or a
     /// consumer's (``SubscriptionRequest/headings(filter:)``).
     var takesHeadings = false
-    /// For a one-shot request: whether the watch was under way when it subscribed (a session had connected or an
-    /// attempt had failed), or a session has connected since. One that did not, the watch's first attempt made
-    /// for it, fails with that attempt if gpsd cannot be reached; the others wait out every failure that may pass
-    /// until their timeout, whose error names the status then.
+    /// For a one-shot request: whether the watch had reached gpsd when it subscribed (a session of it had
+    /// connected), or a session has connected since. One that did not fails with the first attempt that fails (at
+    /// once if one had); the others wait out every failure that may pass until their timeout, whose error names
+    /// the status then.
     var sawConnection = false
     /// The last fix delivered, for the distance filter.
     var lastDelivered: Location?

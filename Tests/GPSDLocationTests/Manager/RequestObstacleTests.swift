@@ -3,10 +3,10 @@ import GPSDLocation
 import GPSDTestSupport
 import Testing
 
-/// What stands in the way of a one-shot request, said the same way whatever it is: a request made while the watch
-/// is under way waits out reconnection, gpsd unreachable, no receiver, a receiver gone, until its timeout, whose
-/// error names the status then; only the watch's first attempt, made for the request, fails at once when gpsd
-/// cannot be reached.
+/// What stands in the way of a one-shot request, said the same way whatever it is: a request made once the watch
+/// has reached gpsd waits out reconnection, gpsd unreachable, no receiver, a receiver gone, until its timeout,
+/// whose error names the status then; before gpsd has been reached, a request fails with the first attempt that
+/// fails, at once if one has, whichever came first.
 @Suite("LocationManager: what stood in the way of a request", .timeLimit(.minutes(1)))
 struct RequestObstacleTests: ManagerTesting {
     let rig = ManagerRig(reconnect: ReconnectPolicy(jitter: 0))
@@ -22,10 +22,22 @@ struct RequestObstacleTests: ManagerTesting {
         return try #require(delegate.errors.last)
     }
 
-    @Test("a request made during the backoff of a refused connection waits for its timeout, which says gpsd is unreachable")
+    @Test("a request made during the backoff of a refused first attempt fails at once with the refusal")
+    func aRequestAfterTheFirstAttemptWasRefused() throws {
+        manager.startUpdatingLocation()
+        source.send(.failed(Self.refused))                 // the updates' first attempt: reconnecting in 0.25 s
+        manager.requestLocation()
+        drain()
+        #expect(delegate.errors == [Self.refused], "as if it had been made a moment earlier, for that attempt")
+        clock.advance(by: .milliseconds(250))
+        #expect(source.openCount == 2, "the updates go on trying")
+    }
+
+    @Test("a request made while reconnecting to a gpsd that refuses waits for its timeout, which says gpsd is unreachable")
     func aRequestDuringTheBackoffOfARefusedConnection() throws {
         manager.startUpdatingLocation()
-        source.send(.failed(Self.refused))                 // the stream's first attempt: reconnecting in 0.25 s
+        source.send(.connected)
+        source.send(.failed(Self.lost))                    // reached once, then lost: reconnecting in 0.25 s
         manager.requestTimeout = .seconds(2)
         manager.requestLocation()
         clock.advance(by: .milliseconds(250))
@@ -80,12 +92,29 @@ struct RequestObstacleTests: ManagerTesting {
         #expect(delegate.errors == [Self.refused])
     }
 
-    @Test("async: a request during the backoff times out naming gpsd unreachable, with the status")
-    func anAsyncRequestDuringTheBackoff() async throws {
+    /// The order whereami's one fix met by chance on a busy machine: the stream beside the request started the watch,
+    /// and its first attempt was refused before the request subscribed.
+    @Test("async: a request made after a stream's first attempt was refused fails at once")
+    func anAsyncRequestAfterTheStreamsFirstAttemptWasRefused() async throws {
         let rig = AsyncRig(reconnect: ReconnectPolicy(jitter: 0))
         let updates = rig.gps.updates()
         await rig.source.waitForOpening()
         rig.source.send(.failed(Self.refused))
+        let request = rig.request(timeout: .seconds(30))
+        let error = try #require(await request.value.locationError)
+        #expect(error == Self.refused)
+        #expect(rig.source.openCount == 1, "answered without another attempt, and without its timeout")
+        _ = updates
+        await rig.gps.stop()
+    }
+
+    @Test("async: a request while reconnecting times out naming gpsd unreachable, with the status")
+    func anAsyncRequestDuringTheBackoff() async throws {
+        let rig = AsyncRig(reconnect: ReconnectPolicy(jitter: 0))
+        let updates = rig.gps.updates()
+        await rig.source.waitForOpening()
+        rig.source.send(.connected)
+        rig.source.send(.failed(Self.lost))
         let request = rig.request(timeout: .seconds(2))
         await rig.clock.waitForSleepers(1)
         rig.managerClock.advance(by: .milliseconds(250))
