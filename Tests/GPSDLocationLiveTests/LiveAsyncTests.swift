@@ -1,5 +1,6 @@
 import Foundation
 import GPSDLocation
+import GPSDSystem
 import GPSDTestSupport
 import Testing
 
@@ -83,5 +84,32 @@ struct LiveAsyncTests {
             try await gps.requestLocation(timeout: .seconds(30))   // far beyond the failure: never timedOut
         }
         #expect(error?.code == .gpsdUnavailable)
+    }
+
+    /// A polling loop, as CoreLocation-style programs write one: each request waits for the receiver's next fix in
+    /// the session the one before left lingering, instead of connecting anew.
+    @Test("30 sequential requestLocation() calls at 10 Hz hold one session: one connection, no status restarts")
+    func aLoopOfRequestsHoldsOneSession() async throws {
+        // 3 sentences an epoch; with gpsfake's own ~10 ms a sentence, about 10 epochs a second.
+        let cycles = NMEA.Track.epochs(600, from: NMEA.Track.start)
+        try await withScratchDirectory { directory in
+            let log = try writeLog(cycles, named: "loop.nmea", in: directory)
+            try await GPSFake.run(logs: [log], cycle: 0.023, once: true, waitForClient: true) { fake in
+                let gps = AsyncLocationManager(server: try GPSDServer(parsing: fake.server))
+                #expect(gps.manager.sessionLinger == LocationManager.defaultSessionLinger)
+                let statuses = Locked<[String]>([])
+                gps.manager.addObserver { if case .status(let status) = $0 { statuses.withLock { $0.append(status.name) } } }
+                var fixes: [Location] = []
+                for _ in 1...30 { fixes.append(try await gps.requestLocation(timeout: .seconds(30))) }
+                #expect(zip(fixes, fixes.dropFirst()).allSatisfy { $0.timestamp <= $1.timestamp }, "in order")
+                #expect(Set(fixes.map(\.timestamp)).count >= 15, "each request waited for a new report")
+                #expect(gps.manager.snapshot.connections == 1, "one session for the whole loop")
+                #expect(gps.health.reconnects == 0)
+                let told = statuses.withLock { $0 }
+                #expect(told.filter { $0 == "connecting" }.count == 1 && !told.contains("stopped"), "\(told)")
+                await gps.stop()
+                #expect(gps.manager.status == .stopped, "stop() closed the lingering session")
+            }
+        }
     }
 }

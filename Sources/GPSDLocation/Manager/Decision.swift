@@ -32,6 +32,8 @@ extension LocationManagerStateMachine {
             case watchdog(timer: Int, after: Duration)
             /// The heading watchdog (``HeadingWatch``).
             case headingWatch(timer: Int, after: Duration)
+            /// The end of an open session's linger after the last one-shot request.
+            case linger(timer: Int, after: Duration)
         }
 
         enum Transition {

@@ -124,6 +124,8 @@ extension LocationManager {
                     schedule(after: delay) { $0.requestTimedOut(request) }
                 case .reconnect(let timer, let delay):
                     schedule(after: delay) { $0.reconnectTimerFired(timer) }
+                case .linger(let timer, let delay):
+                    schedule(after: delay) { $0.lingerTimerFired(timer) }
                 case .watchdog(let timer, let delay):
                     let clock = clock
                     schedule(after: delay) { $0.watchdogFired(timer, now: clock.now) }

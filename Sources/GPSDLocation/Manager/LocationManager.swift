@@ -34,6 +34,9 @@ public final class LocationManager: Sendable {
     public static let defaultConnectTimeout: Duration = GPSDServer.defaultConnectTimeout
     /// How long without any report before ``status`` is ``LocationStatus/stale(silentFor:)``: 5 seconds.
     public static let defaultStaleTimeout: Duration = .seconds(5)
+    /// How long the session stays open after the last one-shot request: 3 seconds, three epochs of a 1 Hz
+    /// receiver.
+    public static let defaultSessionLinger: Duration = .seconds(3)
 
     /// The queue the delegate is called on.
     public let delegateQueue: DispatchQueue
@@ -178,6 +181,25 @@ public final class LocationManager: Sendable {
     public var staleTimeout: Duration {
         get { storage.configuration.staleTimeout }
         set { storage.configure { $0.staleTimeout = newValue } }
+    }
+
+    /// How long the gpsd session stays open after the last one-shot request leaves it (with its fix, its timeout or
+    /// its cancellation) while nothing else wants fixes. Defaults to ``defaultSessionLinger``; zero closes it at
+    /// once, a century or more keeps it open. A negative duration is taken as zero.
+    ///
+    /// A loop of ``AsyncLocationManager/requestLocation(timeout:maximumAge:desiredAccuracy:)`` calls (or of
+    /// ``requestLocation()``) then holds one session: each request waits only for the receiver's next fix, not for
+    /// a connection and gpsd's first report; ``status`` stays as it is, ``LocationSnapshot/connections`` counts one,
+    /// and gpsd sees one client. Anything else that stops wanting fixes (``stopUpdatingLocation()``,
+    /// ``AsyncLocationManager/stop()``, the end of a stream) closes a lingering session at once, and their promises
+    /// hold as before: when they return, the session's thread has ended if nothing else wants fixes.
+    ///
+    /// ```swift
+    /// gps.manager.sessionLinger = .seconds(10)   // a request every 5 s keeps one session
+    /// ```
+    public var sessionLinger: Duration {
+        get { storage.configuration.sessionLinger }
+        set { storage.configure { $0.sessionLinger = newValue } }
     }
 
     /// How a live timeline judges the receiver at rest (``LocationUpdate/isStationary``): the thresholds and dwells

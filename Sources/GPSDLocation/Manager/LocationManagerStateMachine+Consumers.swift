@@ -43,7 +43,7 @@ extension LocationManagerStateMachine {
             bestLocation: epochs.latest?.location, status: status.current)
         var decision = Decision()
         decision.call(.failure(error), generation: subscriptions.generation)
-        demandChanged(into: &decision)
+        demandChanged(into: &decision, lingering: true)
         return decision
     }
 
@@ -77,10 +77,12 @@ extension LocationManagerStateMachine {
     /// Gives an id back: a reservation is dropped, a live subscription ends. Returns what a live subscription
     /// had seen, or `nil` if it had ended already (or never subscribed).
     mutating func unsubscribe(_ id: SubscriptionID) -> (EndedSubscription, Decision)? {
+        let isOneShot = subscriptions.subscriptions[id]?.isOneShot == true
         guard var ended = subscriptions.unsubscribe(id) else { return nil }
         ended.status = status.current
         ended.obstacle = status.current.obstacle(lastFailure: session.lastFailure)
-        return (ended, demandChanged())
+        // A request that timed out or was cancelled leaves the session lingering, as one that got its fix does.
+        return (ended, demandChanged(lingering: isOneShot))
     }
 
     /// Ends the live subscriptions `ids` for their consumer (``SubscriptionTable/endSubscriptions(_:)``); returns

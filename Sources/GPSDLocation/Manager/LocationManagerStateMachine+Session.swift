@@ -51,6 +51,16 @@ extension LocationManagerStateMachine {
         return decision
     }
 
+    /// The linger's timer: the session that the last one-shot request left closes, if nothing wants it yet.
+    mutating func lingerTimerFired(_ timer: Int) -> Decision {
+        var decision = Decision()
+        switch session.lingerTimerFired(timer, wanted: subscriptions.wantsSession) {
+        case .ignored: break
+        case .close(let closing): decision.transition(.close(number: closing.number, closing.session))
+        }
+        return decision
+    }
+
     /// The watchdog's timer: stale if the session has been silent for the stale timeout.
     mutating func watchdogFired(_ timer: Int, now: Duration) -> Decision {
         var decision = Decision()
@@ -217,7 +227,7 @@ extension LocationManagerStateMachine {
         }
         // Its report ends the epoch: the streams that take each epoch once pass it on now, not when the next begins.
         if completesEpoch { subscriptions.flushHeldEpochs(into: &decision.notifications, device: location.device ?? "") }
-        if delivery.endedAny { demandChanged(into: &decision) }
+        if delivery.endedAny { demandChanged(into: &decision, lingering: true) }
     }
 
     // MARK: A session's end

@@ -47,6 +47,7 @@ struct LocationManagerStateMachine {
         var requestTimeout: Duration
         var reconnectPolicy: ReconnectPolicy
         var staleTimeout: Duration
+        var sessionLinger: Duration
         var stationaryDetection: StationaryDetector.Configuration
     }
 
@@ -55,7 +56,7 @@ struct LocationManagerStateMachine {
             desiredAccuracy: subscriptions.desiredAccuracy, distanceFilter: subscriptions.distanceFilter,
             headingFilter: subscriptions.headingFilter, requestTimeout: requestTimeout,
             reconnectPolicy: session.reconnectPolicy, staleTimeout: session.staleTimeout,
-            stationaryDetection: stationaryDetection)
+            sessionLinger: session.linger, stationaryDetection: stationaryDetection)
     }
 
     /// New settings, each handed to the part it concerns: they apply from the next fix, request or timer on. A
@@ -67,6 +68,7 @@ struct LocationManagerStateMachine {
         requestTimeout = new.requestTimeout.asTimeout
         session.reconnectPolicy = new.reconnectPolicy
         session.staleTimeout = new.staleTimeout.asTimeout
+        session.linger = new.sessionLinger.asTimeout
         if new.stationaryDetection != stationaryDetection {
             stationary = StationaryDetector(configuration: new.stationaryDetection)   // judged afresh by the new rule
         }
@@ -76,19 +78,21 @@ struct LocationManagerStateMachine {
     // MARK: Demand
 
     /// Opens a session when something wants one, closes it when nothing does: every change of demand ends here.
-    mutating func demandChanged(into decision: inout Decision) {
-        switch session.demandChanged(wanted: subscriptions.wantsSession) {
+    /// `lingering`: a one-shot request left, so the session may linger (``SessionStateMachine/linger``).
+    mutating func demandChanged(into decision: inout Decision, lingering: Bool = false) {
+        switch session.demandChanged(wanted: subscriptions.wantsSession, lingering: lingering) {
         case .none: break
         case .open(let next): open(next, into: &decision)
         case .close(let closing): decision.transition(.close(number: closing.number, closing.session))
+        case .linger(let timer): decision.timers.append(.linger(timer: timer.id, after: timer.after))
         case .stopped: announce(status.stopped(), into: &decision)
         }
     }
 
-    /// ``demandChanged(into:)`` as an input's whole decision.
-    mutating func demandChanged() -> Decision {
+    /// ``demandChanged(into:lingering:)`` as an input's whole decision.
+    mutating func demandChanged(lingering: Bool = false) -> Decision {
         var decision = Decision()
-        demandChanged(into: &decision)
+        demandChanged(into: &decision, lingering: lingering)
         return decision
     }
 

@@ -285,6 +285,7 @@ final class ManagerStorage: Sendable {
 
     func requestTimedOut(_ request: Int) -> Decision { decide { $0.requestTimedOut(request) } }
     func reconnectTimerFired(_ timer: Int) -> Decision { decide { $0.reconnectTimerFired(timer) } }
+    func lingerTimerFired(_ timer: Int) -> Decision { decide { $0.lingerTimerFired(timer) } }
     func watchdogFired(_ timer: Int, now: Duration) -> Decision {
         decide(now: now) { $0.watchdogFired(timer, now: now) }
     }

@@ -10,9 +10,9 @@ extension SessionStateMachine {
     ///   ┌────────┐ ───────────────────────────────▶ ┌─────────┐ ─────────────────────────▶ ┌────────┐
     ///   │  idle  │                                  │ opening │                            │  open  │
     ///   └────────┘ ◀──── failedToOpen ───────────── └─────────┘                            └────────┘
-    ///     ▲  ▲                                           │ opened, but it ended meanwhile      │ ended(by:), or
-    ///     │  │                                           │ or is not wanted: closing            │ demandChanged(false)
-    ///     │  │  closed: nothing wanted                   ▼                                      ▼
+    ///     ▲  ▲                                           │ opened, but it ended meanwhile      │ ended(by:),
+    ///     │  │                                           │ or is not wanted: closing            │ demandChanged(false),
+    ///     │  │  closed: nothing wanted                   ▼                                      ▼ lingerTimerFired
     ///     │  └───────────────────────────────────── ┌─────────┐ ◀────────────────────────────────┘
     ///     │                                         │ closing │
     ///     │ reconnectTimerFired (not wanted),       └─────────┘
@@ -21,7 +21,10 @@ extension SessionStateMachine {
     ///   │ waitingToReconnect  │ ── reconnectTimerFired (wanted) ──▶ opening
     ///   └─────────────────────┘
     /// ```
-    /// A `closed` that finds fixes wanted again and no retry due goes straight to opening the next session.
+    /// A `closed` that finds fixes wanted again and no retry due goes straight to opening the next session. An
+    /// open session that the last one-shot request left stays open, lingering (``Open/lingerTimer``), until
+    /// `lingerTimerFired` closes it; demand that comes back first calls the linger off, and any other loss of
+    /// demand closes it at once.
     enum State {
         case idle
         case opening(Opening)
@@ -46,6 +49,8 @@ extension SessionStateMachine {
         let number: Int
         let session: any SourceSession
         var connectedSince: Duration?
+        /// Set while nothing wants it but it lingers after the last one-shot request: the timer that closes it.
+        var lingerTimer: Int?
 
         /// Only an opening session becomes open.
         init(from opening: Opening, session: any SourceSession) {

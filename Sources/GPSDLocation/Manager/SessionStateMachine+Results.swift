@@ -27,6 +27,9 @@ extension SessionStateMachine {
         case none
         case open(SessionToOpen)
         case close(SessionToClose)
+        /// The last one-shot request left an open session: it stays open until `Timer` fires, unless something
+        /// wants fixes again before (``lingerTimerFired(_:wanted:)``).
+        case linger(Timer)
         /// The wait for a reconnection was called off: nothing runs, nor will.
         case stopped
     }
@@ -65,6 +68,13 @@ extension SessionStateMachine {
         case retry(after: Duration, attempt: Int, because: LocationError)
         /// Everything waiting ends.
         case end
+    }
+
+    enum OnLingerTimer {
+        /// A late timer, or one whose linger was called off (something wanted fixes again, or the session ended).
+        case ignored
+        /// Nothing came to want the session while it lingered: close it.
+        case close(SessionToClose)
     }
 
     enum OnWatchdog: Equatable {

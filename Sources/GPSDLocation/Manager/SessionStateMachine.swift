@@ -13,6 +13,8 @@ import GPSDCore
 struct SessionStateMachine {
     var reconnectPolicy = ReconnectPolicy.default
     var staleTimeout = LocationManager.defaultStaleTimeout
+    /// How long an open session stays open after the last one-shot request left it (``demandChanged(wanted:lingering:)``).
+    var linger = LocationManager.defaultSessionLinger
     /// How long a session must hold, without a fix, to count as good.
     static let connectionProvenAfter = Duration.seconds(10)
 
@@ -40,11 +42,24 @@ struct SessionStateMachine {
     // MARK: Opening and closing
 
     /// Something began or ceased to want fixes: a session opens if one is wanted and none is there, the open one
-    /// closes if none is wanted, a wait for reconnection is called off.
-    mutating func demandChanged(wanted: Bool) -> OnDemandChanged {
+    /// closes if none is wanted, a wait for reconnection is called off. When the last one-shot request left
+    /// (`lingering`), the open session lingers for ``linger`` instead, so that a loop of requests holds one
+    /// session; one lingering closes at once when demand goes another way (a stop), and goes on when demand comes
+    /// back.
+    mutating func demandChanged(wanted: Bool, lingering: Bool = false) -> OnDemandChanged {
         switch state {
         case .idle where wanted:
             return .open(openNext(isFreshStart: true))
+        case .open(var open) where wanted && open.lingerTimer != nil:
+            open.lingerTimer = nil   // wanted again: the session goes on, and a late timer is ignored
+            state = .open(open)
+            return .none
+        case .open(var open) where !wanted && lingering && linger > .zero:
+            guard open.lingerTimer == nil else { return .none }
+            let timer = Timer(id: newTimer(), after: linger)
+            open.lingerTimer = timer.id
+            state = .open(open)
+            return linger.meansNever ? .none : .linger(timer)   // a linger of never: open until demand goes otherwise
         case .open(let open) where !wanted:
             state = .closing(Closing(from: open, then: .stop))
             watchdog.timer = nil
@@ -87,6 +102,14 @@ struct SessionStateMachine {
         if wanted { return .open(openNext(isFreshStart: true)) }   // wanted again while it closed
         stop()
         return .stopped
+    }
+
+    /// The linger of an open session that nothing wants has passed: it closes, unless the linger was called off.
+    mutating func lingerTimerFired(_ timer: Int, wanted: Bool) -> OnLingerTimer {
+        guard case .open(let open) = state, open.lingerTimer == timer, !wanted else { return .ignored }
+        state = .closing(Closing(from: open, then: .stop))
+        watchdog.timer = nil
+        return .close(SessionToClose(number: open.number, session: open.session))
     }
 
     mutating func reconnectTimerFired(_ timer: Int, wanted: Bool) -> OnReconnectTimer {
@@ -242,6 +265,12 @@ struct SessionStateMachine {
     /// without gpsd learns so at once, whatever its threads' order. `nil` while an attempt is still to fail
     /// (a request then fails with it) or once gpsd has been reached (what fails then may pass).
     var failureBeforeReaching: LocationError? { reached ? nil : lastFailure }
+
+    /// Whether the open session lingers after the last one-shot request, wanted by nothing.
+    var isLingering: Bool {
+        if case .open(let open) = state { return open.lingerTimer != nil }
+        return false
+    }
 
     /// The open session, if one is.
     var openSession: (any SourceSession)? {

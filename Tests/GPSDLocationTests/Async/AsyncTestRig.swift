@@ -54,10 +54,12 @@ struct AsyncRig: Sendable {
     let gps: AsyncLocationManager
 
     /// A rig whose manager reconnects by `reconnect`: by default not at all, so that a failure ends every request
-    /// and stream, as the race matrix and the stress models expect.
-    init(reconnect: ReconnectPolicy = .never) {
+    /// and stream, as the race matrix and the stress models expect. Its session lingers `linger` after the last
+    /// one-shot request: by default not at all, so that a request's end closes it at once.
+    init(reconnect: ReconnectPolicy = .never, linger: Duration = .zero) {
         let manager = LocationManager(source: source, clock: managerClock, jitterSeed: 1)
         manager.reconnectPolicy = reconnect
+        manager.sessionLinger = linger
         gps = AsyncLocationManager(manager: manager)
     }
 

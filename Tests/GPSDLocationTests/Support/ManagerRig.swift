@@ -11,10 +11,12 @@ struct ManagerRig: Sendable {
     let delegate = DelegateRecorder()
 
     /// A rig whose manager reconnects by `reconnect`: by default not at all, so that a failure ends the watch as
-    /// the suites written for that expect.
-    init(delegateQueue: DispatchQueue? = nil, reconnect: ReconnectPolicy = .never) {
+    /// the suites written for that expect. Its session lingers `linger` after the last one-shot request: by
+    /// default not at all, so that a request's end closes it at once (``LingerTests`` test the linger).
+    init(delegateQueue: DispatchQueue? = nil, reconnect: ReconnectPolicy = .never, linger: Duration = .zero) {
         manager = LocationManager(source: source, clock: clock, jitterSeed: 1, delegateQueue: delegateQueue)
         manager.reconnectPolicy = reconnect
+        manager.sessionLinger = linger
         manager.delegate = delegate
     }
 }
