@@ -85,11 +85,14 @@ struct LiveGPSDTests {
         }
     }
 
-    @Test("requestLocation() delivers exactly one fix, then disconnects")
-    func requestLocation() async throws {
+    @Test("requestLocation() delivers exactly one fix, then disconnects", arguments: [Duration.zero, .seconds(3)])
+    func requestLocation(linger: Duration) async throws {
         try await GPSFake.run(logs: [Fixtures.url("moving.nmea")], cycle: 0.01, once: false, waitForClient: true) { fake in
             let server = try GPSDServer(parsing: fake.server)
             let oneShot = LocationManager(server: server)
+            oneShot.sessionLinger = linger
+            let (statuses, told) = AsyncStream.makeStream(of: LocationStatus.self)
+            oneShot.addObserver { if case .status(let status) = $0 { told.yield(status) } }
             let oneShotDelegate = StreamingDelegate()
             oneShot.delegate = oneShotDelegate
             oneShot.requestLocation()
@@ -119,8 +122,15 @@ struct LiveGPSDTests {
             }
             watcher.stopUpdatingLocation()
             #expect(more == 5)
-            oneShot.delegateQueue.sync {}
-            #expect(oneShot.location == fix, "the one-shot manager received nothing after its fix")
+            if linger == .zero {
+                oneShot.delegateQueue.sync {}
+                #expect(oneShot.location == fix, "the one-shot manager received nothing after its fix")
+            } else {
+                // Its session lingered, reading gpsd, and closes at the linger's end, having connected once.
+                for await status in statuses where status == .stopped { break }
+                #expect(oneShot.status == .stopped)
+                #expect(oneShot.snapshot.connections == 1)
+            }
         }
     }
 
