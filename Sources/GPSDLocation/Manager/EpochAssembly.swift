@@ -98,6 +98,12 @@ struct EpochAssembly {
         }
         if origin == .live {
             delay = clocks[key, default: ReceiverClockFilter()].delay(ofLiveFixAt: location.timestamp, arrivedAt: now)
+            // A later report of the epoch passed on last was measured when its first was, to the attosecond: its
+            // age goes on from the first's, and a prediction from it does not step back.
+            if let first = newestLiveFix[key], first.timestamp == location.timestamp,
+               let measured = first.arrival?.measured, measured <= arrival.instant {
+                delay = measured.duration(to: arrival.instant)
+            }
         }
         location.arrival = Location.Arrival(instant: arrival.instant, date: arrival.date, delay: delay)
         latest = (location, delay.map { now - $0 })

@@ -15,10 +15,11 @@ import GPSDCore
 ///
 /// The line is the *lower edge* of the evidence, never a fit through it: a delay only ever adds to an offset, so
 /// the fixes that came with no delay lie lowest. The evidence is the least-delayed fix of each ``bucketWidth``
-/// of receiver time over the last ``window`` of it (by the line so far), and the fix just arrived. Their lower
-/// convex hull is a chain of lines, each under every point; the filter takes the one under the centre of the
-/// evidence before the fix just arrived: of all the lines under every point, the one highest on average over the
-/// evidence, as a linear program would choose it. In finding that centre, each stretch between two fixes weighs
+/// of receiver time over the last ``window`` of it (by the line so far), the fix before the newest, and the fix
+/// just arrived. Their lower convex hull is a chain of lines, each under every point; the filter takes the one
+/// under the centre of the evidence before the fix just arrived (all of it, the fix before included, whichever
+/// bucket the new fix falls in or replaces): of all the lines under every point, the one highest on average over
+/// the evidence, as a linear program would choose it. In finding that centre, each stretch between two fixes weighs
 /// its receiver time, less as its fixes arrived faster or slower than one monotonic second a receiver second, so
 /// a backlog's fixes, which gpsd sends in one burst after a stall, weigh almost nothing, nor does the stretch
 /// across the stall. A backlog lies above the line before it (each of its fixes arrived later than its time
@@ -37,7 +38,8 @@ import GPSDCore
 ///   older left in the window) is not believed: the rate learned before is kept.
 /// - A backlog longer than the window loses the evidence from before it, and its later fixes seem younger.
 /// - A receiver whose time steps back (a replay starting over, a receiver's glitch) starts the estimate afresh:
-///   its first fix afterwards counts as undelayed. The rate learned is kept, as the same clock's.
+///   its first fix afterwards counts as undelayed. The rate learned is kept, as the same clock's. If its first
+///   fixes afterwards came late, the line drawn through them takes a second or so to straighten.
 /// - Fixes from gpsd's POLL reply (held, of unknown delay) are judged by it but teach it nothing.
 ///
 /// A value, one per receiver: ``EpochAssembly`` keeps them. The work per fix is a pass over the buckets, without
@@ -78,8 +80,11 @@ struct ReceiverClockFilter: Equatable {
 
     /// The buckets of the window, oldest first.
     private(set) var buckets: [Bucket] = []
-    /// The newest receiver time seen, in seconds since 1970.
-    private var newest: Double?
+    /// The newest fix's point: the first report of the newest receiver time.
+    private var newest: Point?
+    /// The offset an undelayed fix has at the newest receiver time, by the line its first report was judged by:
+    /// what every later report of that time is judged by.
+    private var newestUndelayed: Double?
     /// The estimate after the newest live fix; `nil` before the first (or since the time stepped back).
     private(set) var line: Line?
     /// The slope learned: what a line is drawn with when the evidence cannot give one.
@@ -87,36 +92,46 @@ struct ReceiverClockFilter: Equatable {
 
     /// A fix the receiver just reported, of receiver time `time`, that arrived at monotonic time `arrival`:
     /// learns from it, and returns how long before arriving it was measured (zero for the least delayed).
+    ///
+    /// A later report of the newest receiver time (gpsd sends a TPV for each sentence of an epoch that adds to
+    /// the fix: an RMC's, then a GGA's) is judged by the line its first report was, and teaches nothing: it
+    /// arrived later than the first, so it is no better evidence, and judging it by a line refitted since would
+    /// give one epoch two instants of measurement.
     mutating func delay(ofLiveFixAt time: Date, arrivedAt arrival: Duration) -> Duration {
         let fix = Point(time: time.timeIntervalSince1970, offset: arrival.timeInterval - time.timeIntervalSince1970)
-        if let newest, fix.time < newest {   // the receiver's time stepped back
+        if let newest, let newestUndelayed, fix.time == newest.time {
+            return Self.seconds(fix.offset - newestUndelayed)
+        }
+        if let newest, fix.time < newest.time {   // the receiver's time stepped back
             buckets.removeAll(keepingCapacity: true)
+            self.newest = nil
             line = nil
         }
-        newest = fix.time
-        // Into its bucket, if it is the least delayed of it by the line so far.
+        // The evidence before the fix: the buckets' points, and the previous fix where it is not one of them.
+        let previous = newest.flatMap { newest in buckets.last.map { $0.point.time < newest.time } == true ? newest : nil }
+        let estimate = (buckets.count >= 2 ? lowerEdge(previous: previous, fix: fix) : nil)
+            ?? lowest(slope: slope, at: fix.time, previous: previous, fix: fix)
+        learn(fix)
+        newest = fix
+        newestUndelayed = estimate.offset(at: fix.time)
+        line = estimate
+        slope = estimate.slope
+        return Self.seconds(fix.offset - estimate.offset(at: fix.time))
+    }
+
+    /// Takes `fix` into its bucket if it is the least delayed of it by the line so far, and lets the buckets wholly
+    /// older than the window go (the newest stays, whatever it holds).
+    private mutating func learn(_ fix: Point) {
         let index = Int64((fix.time / Self.bucketWidth).rounded(.down))
-        let isInBuckets: Bool
         if let last = buckets.last, last.index == index {
-            isInBuckets = fix.offset - last.point.offset < slope * (fix.time - last.point.time)
-            if isInBuckets { buckets[buckets.count - 1].point = fix }
+            if fix.offset - last.point.offset < slope * (fix.time - last.point.time) { buckets[buckets.count - 1].point = fix }
         } else {
             buckets.append(Bucket(index: index, point: fix))
-            isInBuckets = true
         }
-        // Buckets wholly older than the window go; the newest stays whatever it holds.
         let oldestKept = Int64(((fix.time - Self.window) / Self.bucketWidth).rounded(.down))
         if let first = buckets.firstIndex(where: { $0.index >= oldestKept }), first > 0 {
             buckets.removeFirst(first)
         }
-        // The fix is a point of its own when it is not its bucket's, unless an earlier report of its second is.
-        let extra = !isInBuckets && fix.time > buckets[buckets.count - 1].point.time ? fix : nil
-        let older = isInBuckets ? buckets.count - 1 : buckets.count   // points besides the fix just arrived
-        let estimate = (older >= 2 ? lowerEdge(extra: extra, older: older) : nil)
-            ?? lowest(slope: slope, at: fix.time, extra: extra)
-        line = estimate
-        slope = estimate.slope
-        return Self.seconds(fix.offset - estimate.offset(at: fix.time))
     }
 
     /// A fix gpsd held (from a POLL reply), of receiver time `time`, arriving at `arrival`: how long before arriving
@@ -124,24 +139,26 @@ struct ReceiverClockFilter: Equatable {
     /// or its time stepped back since).
     func delay(ofHeldFixAt time: Date, arrivedAt arrival: Duration) -> Duration? {
         let seconds = time.timeIntervalSince1970
-        guard let line, let newest, seconds <= newest + Self.window else { return nil }
+        guard let line, let newest, seconds <= newest.time + Self.window else { return nil }
         return Self.seconds(arrival.timeInterval - seconds - line.offset(at: seconds))
     }
 
-    /// The edge of the lower convex hull of the buckets' points (and `extra` after them) under the centre of the
-    /// evidence before the fix just arrived (the first `older` points), each stretch between two of them weighed by
-    /// how near its pace is to the monotonic clock's; `nil` when that centre has no weight, or the edge's rate is
-    /// not plausible.
-    private func lowerEdge(extra: Point?, older: Int) -> Line? {
+    /// The edge of the lower convex hull of the evidence before `fix` (the buckets' points, then `previous`) and
+    /// `fix`, under the centre of the evidence before it, each stretch between two of its points weighed by how near
+    /// its pace is to the monotonic clock's; `nil` when that centre has no weight, or the edge's rate is not
+    /// plausible.
+    private func lowerEdge(previous: Point?, fix: Point) -> Line? {
+        let before = buckets.count + (previous == nil ? 0 : 1)
+        func point(_ index: Int) -> Point { index < buckets.count ? buckets[index].point : previous! }
         // The centre: a stretch of receiver time weighs its length, less as its fixes arrived faster or slower
         // than one monotonic second a receiver second: a burst's fixes, which arrived at once, and the stretch
         // across a stall weigh almost nothing. Only their weights relative to each other count, so a clock of
         // any steady rate weighs its stretches alike.
         var weight = 0.0
         var moment = 0.0
-        let base = buckets[0].point.time
-        for index in 1..<older {
-            let (start, end) = (buckets[index - 1].point, buckets[index].point)
+        let base = point(0).time
+        for index in 1..<before {
+            let (start, end) = (point(index - 1), point(index))
             let span = end.time - start.time
             let pace = (end.offset - start.offset + span) / span   // monotonic seconds a receiver second
             guard pace > 0 else { continue }
@@ -151,8 +168,7 @@ struct ReceiverClockFilter: Equatable {
         }
         guard weight > 0 else { return nil }
         let centre = base + moment / weight
-        let count = buckets.count + (extra == nil ? 0 : 1)
-        return withUnsafeTemporaryAllocation(of: Point.self, capacity: count) { hull -> Line? in
+        return withUnsafeTemporaryAllocation(of: Point.self, capacity: before + 1) { hull -> Line? in
             // Andrew's monotone chain: the points come in order of time, each time once.
             var corners = 0
             func add(_ point: Point) {
@@ -160,8 +176,8 @@ struct ReceiverClockFilter: Equatable {
                 hull.initializeElement(at: corners, to: point)
                 corners += 1
             }
-            for bucket in buckets { add(bucket.point) }
-            if let extra { add(extra) }
+            for index in 0..<before { add(point(index)) }
+            add(fix)
             // The edge under the centre; at a corner, the older edge.
             var edge = 0
             while edge + 2 < corners, hull[edge + 1].time < centre { edge += 1 }
@@ -172,11 +188,13 @@ struct ReceiverClockFilter: Equatable {
         }
     }
 
-    /// The line of `slope` under every point, through the lowest: its offset at receiver time `time`.
-    private func lowest(slope: Double, at time: Double, extra: Point?) -> Line {
-        var offset = extra.map { $0.offset + slope * (time - $0.time) } ?? .infinity
-        for bucket in buckets { offset = min(offset, bucket.point.offset + slope * (time - bucket.point.time)) }
-        return Line(time: time, offset: offset, slope: slope)
+    /// The line of `slope` under every point (the buckets', `previous` and `fix`), through the lowest: its offset
+    /// at receiver time `time`.
+    private func lowest(slope: Double, at time: Double, previous: Point?, fix: Point) -> Line {
+        func offset(_ point: Point) -> Double { point.offset + slope * (time - point.time) }
+        var lowest = min(offset(fix), previous.map(offset) ?? .infinity)
+        for bucket in buckets { lowest = min(lowest, offset(bucket.point)) }
+        return Line(time: time, offset: lowest, slope: slope)
     }
 
     /// Positive when `a`, `b`, `c` turn left (counterclockwise), zero when they are in line.
