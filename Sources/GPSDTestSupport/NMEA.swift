@@ -40,12 +40,13 @@ package enum NMEA {
         return "$\(body)*\(String(format: "%02X", checksum))\r\n"
     }
 
-    /// The UTC time of day (hhmmss.00) and date (ddmmyy) of `time`, as NMEA writes them.
+    /// The UTC time of day (hhmmss.ss, to the hundredth) and date (ddmmyy) of `time`, as NMEA writes them.
     private static func clockAndDate(_ time: Date) -> (clock: String, date: String) {
+        let hundredths = Int64((time.timeIntervalSince1970 * 100).rounded())
         var parts = tm()
-        var seconds = time_t(time.timeIntervalSince1970)
+        var seconds = time_t(hundredths / 100)
         gmtime_r(&seconds, &parts)
-        return (String(format: "%02d%02d%02d.00", parts.tm_hour, parts.tm_min, parts.tm_sec),
+        return (String(format: "%02d%02d%02d.%02d", parts.tm_hour, parts.tm_min, parts.tm_sec, Int(hundredths % 100)),
                 String(format: "%02d%02d%02d", parts.tm_mday, parts.tm_mon + 1, parts.tm_year % 100))
     }
 
