@@ -60,7 +60,7 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
             checkFix(Location(coordinate: .init(latitude: 0, longitude: 0), deviation: deviation, timestamp: time ?? Self.epoch))
         case .sky(let view, _):
             if let problem = Plausibility.impossibility(of: view) { fatalError("\(problem): \(view)") }
-        case .attitude(let heading):
+        case .attitude(let heading, _):
             require((0..<360).contains(heading.trueHeading) && heading.magneticHeading.map { (0..<360).contains($0) } != false
                     && heading.pitch.map(Plausibility.pitch.contains) != false && heading.roll.map(Plausibility.roll.contains) != false
                     && heading.timestamp.map(Plausibility.isPlausible) != false, "heading \(heading)")

@@ -12,8 +12,10 @@ package enum GPSDReport: Sendable, Equatable {
     /// A GST report: the receiver's 1-sigma position errors for the epoch at `time`.
     case deviation(Location.Deviation, device: String?, time: Date?)
     /// An ATT report with a heading: its attitude, completed with the time and magnetic variation of the same
-    /// receiver's newest TPV where the ATT has none.
-    case attitude(Heading)
+    /// receiver's newest TPV (since it was last added) where the ATT has none. `timed` says whether the heading's
+    /// time is the ATT's own: gpsd 3.22's NMEA drivers never give one, and a heading sentence (`$GPHDT`) reaches
+    /// gpsd after its epoch's fix, as it is measured.
+    case attitude(Heading, timed: Bool)
     /// A SKY report: the satellites seen and used, and the DOPs. `listed` is whether it had a satellite list:
     /// gpsd 3.23 on also sends SKYs of DOPs and a used count alone (after an NMEA GGA or GSA), whose view has none.
     case sky(SkyView, listed: Bool)

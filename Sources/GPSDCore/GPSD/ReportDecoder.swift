@@ -89,7 +89,10 @@ package final class ReportDecoder {
         case "SKY":
             guard shape.nestsOnlySatellites, shape.namesFit else { return nil }
         case "POLL": return pollReport(line)
-        case "DEVICES": return devicesReport(line)
+        case "DEVICES":
+            let devices = devicesReport(line)
+            if case .devices(count: 0)? = devices { forgetTimeForAttitude(of: nil) }
+            return devices
         default: return .other   // a class the package does not read (WATCH, ATT, PPS, …)
         }
         let result = bytes.withUnsafeMutableBufferPointer { cgps_unpack($0.baseAddress, data, &report) }
@@ -104,7 +107,10 @@ package final class ReportDecoder {
         case CGPS_CLASS_SKY:
             return skyReport(list: shape.satelliteList, notATime: notATime(line, shape))
         case CGPS_CLASS_VERSION: return .version(messageText())
-        case CGPS_CLASS_DEVICE: return .device(path: deviceText(), active: report.device_active)
+        case CGPS_CLASS_DEVICE:
+            let path = deviceText()
+            if !report.device_active { forgetTimeForAttitude(of: path) }
+            return .device(path: path, active: report.device_active)
         case CGPS_CLASS_ERROR: return .error(messageText())
         case CGPS_CLASS_GST: return deviationReport()
         default: return .other
@@ -184,7 +190,7 @@ package final class ReportDecoder {
     /// ``GPSDReport/other`` (pitch and roll alone are no heading; a magnetic heading alone is one only with the
     /// magnetic variation of the same receiver's newest TPV), any other value that cannot be true is left out.
     /// Its time, if it has none, and its magnetic heading, if gpsd gave none, come from that TPV too
-    /// (``Heading/timestamp``, ``Heading/magneticHeading``).
+    /// (``Heading/timestamp``, ``Heading/magneticHeading``); the report says whether the time is its own.
     private func attitudeReport(notATime: String?) -> GPSDReport {
         func check(_ value: Double, _ range: ClosedRange<Double>, _ kind: ReportProblem.Kind) -> Double? {
             checked(value, range, kind)
@@ -208,7 +214,14 @@ package final class ReportDecoder {
             pitch: check(report.pitch, Plausibility.pitch, .attitude),
             roll: check(report.roll, Plausibility.roll, .attitude),
             timestamp: timestamp ?? tpv?.time,
-            device: device))
+            device: device), timed: timestamp != nil)
+    }
+
+    /// The receiver at `path` went (`nil`: every receiver): the time of its newest TPV is not the time of the
+    /// headings it sends once it is back, so it is forgotten; its magnetic variation, which changes by degrees over
+    /// hundreds of kilometres, is kept.
+    private func forgetTimeForAttitude(of path: String?) {
+        for key in newestTPVs.keys where path == nil || key == path { newestTPVs[key]?.time = nil }
     }
 
     /// Notes a TPV's time and gpsd's magnetic variation for its receiver's ATTs.

@@ -33,8 +33,8 @@ public struct Heading: Sendable, Hashable, Codable {
     /// Roll in degrees, -180 ... 180, as the sensor reports it (gpsd `roll`).
     public var roll: Double?
     /// When it was measured: the ATT's own time, or else that of the newest fix gpsd reported from the same
-    /// receiver before it (the time of its epoch: gpsd 3.25 sends an ATT right after that epoch's TPV, and NMEA
-    /// heading sentences carry no time); `nil` when there was neither.
+    /// receiver before it since the receiver was last added (the time of its epoch: gpsd sends an ATT right after
+    /// that epoch's TPV, and NMEA heading sentences carry no time); `nil` when there was neither.
     public var timestamp: Date?
     /// The receiver or sensor that reported it (gpsd's device path), if known.
     public var device: String?
@@ -42,13 +42,15 @@ public struct Heading: Sendable, Hashable, Codable {
     /// it was measured, as for a fix (``Location/Arrival``); `nil` for a heading not made by a manager. Not part of
     /// what makes two headings equal, nor of their JSON: it says when, not what.
     ///
-    /// The delay is estimated from the heading's ``timestamp`` by the same relation of its receiver's clock to the
-    /// monotonic clock that a fix's is (see ``Location/age``), learnt from the same receiver's live fixes (by
-    /// device); it is `nil` (and so is ``age``) when that relation does not vouch for the heading's time: no
-    /// ``timestamp``; no live fix of that device yet (a compass on a device of its own, whose ATTs carry no time of
-    /// its own); a time more than 32 s past the receiver's newest live fix (the fix lost for that long: the magnetic
-    /// heading outlives the fix, its age does not); or the receiver's time stepped back since. A loop that gates on
-    /// the age then holds; ``LocationSnapshot/isHeadingStale`` still says whether headings are coming.
+    /// A heading whose ATT had no time of its own (gpsd 3.22's from `$GPHDT`, and any heading sentence's, whose
+    /// ``timestamp`` is its epoch's fix's) was measured when it arrived, as far as anyone can tell: its delay is
+    /// zero, and its age counts from its arrival, not from its epoch's fix, nor from a fix before its receiver went.
+    /// A heading with a time of its own has its delay estimated from that time by the same relation of its
+    /// receiver's clock to the monotonic clock that a fix's is (see ``Location/age``), learnt from the same
+    /// receiver's live fixes (by device); it is `nil` (and so is ``age``) when that relation does not vouch for the
+    /// time: no live fix of that device yet; a time more than 32 s past the receiver's newest live fix; or the
+    /// receiver's time stepped back since. A loop that gates on the age then holds;
+    /// ``LocationSnapshot/isHeadingStale`` still says whether headings are coming.
     public var arrival: Location.Arrival?
 
     /// How long ago the heading was measured, on the monotonic clock, as ``Location/age`` is for a fix; `nil` when

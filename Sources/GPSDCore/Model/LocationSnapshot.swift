@@ -41,8 +41,10 @@ public struct LocationSnapshot: Sendable, Hashable {
     /// fix lost, the receiver gone, gpsd silent for the stale timeout, reconnecting, stopped, …). `false` without
     /// a location. As ``LocationUpdate/isStale``, without a timeline's accuracy filter.
     public var isStale: Bool
-    /// The ``heading`` held is not a current one: none arrived for the manager's stale timeout, or the session or
-    /// receiver is not reporting. `false` without a heading. As ``LocationUpdate/isHeadingStale``.
+    /// The ``heading`` held is not a current one: none arrived for the manager's stale timeout, it was measured
+    /// that long ago or more (``headingAge``: a heading with a time of its own that gpsd held), or the session or
+    /// receiver is not reporting. `false` without a heading. As ``LocationUpdate/isHeadingStale``, which does not
+    /// look at the age.
     public var isHeadingStale: Bool
     /// The receiver is judged at rest, by every live fix the manager received (not gpsd's held fix), by the rule and
     /// configuration a live timeline uses (``LocationUpdate/isStationary``, ``LocationManager/stationaryDetection``).

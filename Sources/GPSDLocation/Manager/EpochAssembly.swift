@@ -114,9 +114,9 @@ struct EpochAssembly {
         return .accepted(location, forgotten: forgotten, completesEpoch: completesEpoch)
     }
 
-    /// How long before `now` a heading of `device`'s, of receiver time `time`, was measured, by the relation of
-    /// that receiver's clock to the monotonic clock its live fixes taught (a heading teaches it nothing); `nil`
-    /// without a time, or before any live fix of the receiver.
+    /// How long before `now` a heading of `device`'s, of its own receiver time `time`, was measured, by the
+    /// relation of that receiver's clock to the monotonic clock its live fixes taught (a heading teaches it
+    /// nothing); `nil` without a time, or before any live fix of the receiver.
     func delay(ofHeadingAt time: Date?, device: String?, now: Duration) -> Duration? {
         guard let time else { return nil }
         return clocks[device ?? ""]?.delay(ofHeldFixAt: time, arrivedAt: now)

@@ -148,10 +148,12 @@ extension LocationManagerStateMachine {
             for case .fix(let location) in reports {
                 receive(location, origin: .held(polledAt: time), now: now, arrival: arrival, into: &decision)
             }
-        case .attitude(var heading):
+        case .attitude(var heading, let timed):
+            // Without a time of its own, a heading is as old as its arrival: gpsd reads a heading sentence as it is
+            // measured, and the time it borrows is its epoch's fix's (or a fix's from before the receiver went).
             heading.arrival = Location.Arrival(
                 instant: arrival.instant, date: arrival.date,
-                delay: epochs.delay(ofHeadingAt: heading.timestamp, device: heading.device, now: now))
+                delay: timed ? epochs.delay(ofHeadingAt: heading.timestamp, device: heading.device, now: now) : .zero)
             self.heading = heading
             let watch = headingWatch.arrived(at: now, timeout: session.staleTimeout)
             if let timer = watch.timer { decision.timers.append(.headingWatch(timer: timer.id, after: timer.after)) }

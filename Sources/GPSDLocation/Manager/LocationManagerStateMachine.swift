@@ -162,11 +162,15 @@ extension LocationManagerStateMachine {
         let isFix = if case .fix = current { true } else { false }
         let headingSilent = headingWatch.isSilent
             || headingWatch.lastArrival.map { now - $0 >= session.staleTimeout } ?? true
+        let headingAge = heading?.age(at: instant)
+        // A heading measured the stale timeout ago or more is stale however it came (one with a time of its own,
+        // held in gpsd's backlog): the age and the flag never disagree.
+        let headingOld = headingAge.map { $0 >= session.staleTimeout } ?? false
         return LocationSnapshot(
             instant: instant, location: location, locationAge: location?.age(at: instant),
-            heading: heading, headingAge: heading?.age(at: instant), status: current,
+            heading: heading, headingAge: headingAge, status: current,
             isStale: location != nil && !isFix,
-            isHeadingStale: heading != nil && (headingSilent || !current.isReporting),
+            isHeadingStale: heading != nil && (headingSilent || headingOld || !current.isReporting),
             isStationary: stationary.isStationary, satellites: epochs.satellites, connections: connections)
     }
 }

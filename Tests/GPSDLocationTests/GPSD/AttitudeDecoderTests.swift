@@ -29,7 +29,7 @@ struct AttitudeDecoderTests {
 
     private func heading(_ line: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Heading {
         let report = try #require(decode(line), sourceLocation: sourceLocation)
-        guard case .attitude(let heading) = report else {
+        guard case .attitude(let heading, _) = report else {
             Issue.record("expected a heading, got \(report)", sourceLocation: sourceLocation)
             throw CancellationError()
         }
@@ -50,6 +50,36 @@ struct AttitudeDecoderTests {
         #expect(heading.device == "/dev/pts/1")
         #expect(heading.pitch == nil && heading.roll == nil && heading.headingAccuracy == nil)
         #expect(decoder.problems.isEmpty)
+    }
+
+    @Test func theReportSaysWhetherTheTimeIsTheATTsOwn() throws {
+        _ = decode(Self.tpv322)
+        guard case .attitude(let borrowed, let timed)? = decode(Self.att322) else {
+            Issue.record("a heading")
+            return
+        }
+        #expect(borrowed.timestamp == Date(timeIntervalSince1970: Self.epoch + 1) && !timed, "the TPV's time")
+        let own = decode(#"{"class":"ATT","device":"/dev/pts/1","time":"2025-06-01T12:00:05.250Z","heading":46.5}"#)
+        guard case .attitude(let heading, let ownTimed)? = own else {
+            Issue.record("a heading")
+            return
+        }
+        #expect(heading.timestamp == Date(timeIntervalSince1970: Self.epoch + 5.25) && ownTimed)
+    }
+
+    @Test("a receiver that went lends the headings it sends once back no time from before, but its variation",
+          arguments: [#"{"class":"DEVICE","path":"/dev/pts/1","activated":0}"#, #"{"class":"DEVICES","devices":[]}"#])
+    func aReceiverThatWentLendsNoTimeFromBefore(gone: String) throws {
+        _ = decode(Self.tpv322)
+        let report = try #require(decode(gone))
+        #expect(report == .device(path: "/dev/pts/1", active: false) || report == .devices(count: 0))
+        let back = try heading(Self.att322)
+        #expect(back.timestamp == nil)
+        #expect(abs(try #require(back.magneticHeading) - 43.2) < 1e-9)
+        // Another receiver's going changes nothing.
+        _ = decode(Self.tpv322)
+        _ = decode(#"{"class":"DEVICE","path":"/dev/ttyUSB0","activated":0}"#)
+        #expect(try heading(Self.att322).timestamp == Date(timeIntervalSince1970: Self.epoch + 1))
     }
 
     @Test func anATTBeforeAnyTPVHasNoTimeAndNoMagneticHeading() throws {

@@ -118,15 +118,17 @@ struct HeadingAgeTests {
 
     // MARK: The manager
 
-    @Test func aHeadingIsAgedByItsReceiversClockAsAFixIs() throws {
+    @Test func aHeadingWithATimeOfItsOwnIsAgedByItsReceiversClockAsAFixIs() throws {
         let rig = ManagerRig()
         rig.manager.startUpdatingLocation()
         rig.source.send(.connected)
         rig.clock.advance(by: .seconds(1))
         rig.source.send(Location.sample(second: 1))   // the receiver's second 1 arrives now: no delay
-        // Its heading, of the same epoch (gpsd 3.22's ATT carries the TPV's time), 300 ms later.
+        // A heading the receiver measured in the same second (its ATT has that time: u-blox's, gpsd 3.25's from
+        // binary receivers), 300 ms later.
         rig.clock.advance(by: .milliseconds(300))
-        rig.source.send(.report(.attitude(Heading(trueHeading: 46.5, timestamp: NMEA.Track.time(1), device: "/dev/test"))))
+        rig.source.send(.report(.attitude(Heading(trueHeading: 46.5, timestamp: NMEA.Track.time(1), device: "/dev/test"),
+                                          timed: true)))
         // Within a microsecond: the clock's relation is kept in seconds as a Double.
         func milliseconds(_ duration: Duration?) throws -> Double { try #require(duration) / .milliseconds(1) }
         let heading = try #require(rig.manager.heading)
@@ -135,11 +137,118 @@ struct HeadingAgeTests {
         let snapshot = rig.manager.snapshot
         #expect(abs(try milliseconds(snapshot.headingAge) - 500) < 1e-3)
         #expect(try milliseconds(snapshot.locationAge) == 500)
-        // A heading without a time has an arrival, and no age.
-        rig.source.send(.report(.attitude(Heading(trueHeading: 50, device: "/dev/test"))))
+        // A heading without any time is as old as its arrival.
+        rig.source.send(.report(.attitude(Heading(trueHeading: 50, device: "/dev/test"), timed: false)))
         let untimed = try #require(rig.manager.heading)
-        #expect(untimed.arrival != nil && untimed.arrival?.delay == nil && untimed.age == nil)
+        #expect(untimed.arrival?.instant == rig.clock.arrival.instant && untimed.arrival?.delay == .zero)
         #expect(untimed == Heading(trueHeading: 50, device: "/dev/test"), "the arrival is not part of equality")
+        rig.manager.stopUpdatingLocation()
+    }
+
+    // MARK: The manager, on what gpsd 3.22 sends
+
+    /// gpsd 3.22's reports for the epoch of receiver second `second` of `NMEA.Track` from `/dev/pts/1`: its TPV, and
+    /// the ATT of its `$GPHDT`, which has no time.
+    static func tpv(_ second: Int) -> String {
+        #"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"\#(GPSDTime.string(from: NMEA.Track.time(second))!)","#
+            + #""lat":52.5,"lon":13.4,"altHAE":51.5,"altMSL":34.5,"alt":34.5,"track":90.0,"magvar":4.1,"speed":3.0,"eph":19.0}"#
+    }
+    static let att = #"{"class":"ATT","device":"/dev/pts/1","heading":46.500}"#
+
+    /// Decodes gpsd's `lines` as a session does, and sends them to `rig`'s session.
+    static func send(_ lines: [String], to rig: ManagerRig, with decoder: ReportDecoder) {
+        for line in lines {
+            if let report = decoder.decode(Array(line.utf8)) { rig.source.send(.report(report)) }
+        }
+    }
+
+    @Test("gpsd 3.22's heading, 820 ms after its epoch's TPV, is as old as its arrival, not its epoch's fix")
+    func gpsd322sHeadingIsAsOldAsItsArrival() throws {
+        let rig = ManagerRig()
+        let decoder = try ReportDecoder()
+        rig.manager.startUpdatingLocation()
+        rig.source.send(.connected)
+        for second in 0...3 {
+            Self.send([Self.tpv(second)], to: rig, with: decoder)
+            rig.clock.advance(by: .milliseconds(820))
+            Self.send([Self.att], to: rig, with: decoder)
+            let heading = try #require(rig.manager.heading)
+            #expect(heading.timestamp == NMEA.Track.time(second), "its epoch's time")
+            #expect(heading.arrival?.delay == .zero, "second \(second): \(String(describing: heading.arrival))")
+            #expect(rig.manager.snapshot.headingAge == .zero)
+            rig.clock.advance(by: .milliseconds(180))
+            let snapshot = rig.manager.snapshot
+            #expect(snapshot.headingAge == .milliseconds(180) && snapshot.locationAge == .seconds(1))
+        }
+        rig.manager.stopUpdatingLocation()
+    }
+
+    @Test("a receiver removed for 11 s and added again: its fresh headings are fresh, and no age says stale when the flag does not")
+    func aReaddedReceiversHeadingsAreFresh() throws {
+        let rig = ManagerRig()
+        let decoder = try ReportDecoder()
+        rig.manager.startUpdatingLocation()
+        rig.source.send(.connected)
+        let timeout = rig.manager.staleTimeout
+        var disagreements: [String] = []
+        /// Reads the snapshot every 100 ms for `duration`, noting where the heading's age says stale and the flag
+        /// does not.
+        func tick(for duration: Duration) {
+            for _ in 0..<Int(duration / .milliseconds(100)) {
+                rig.clock.advance(by: .milliseconds(100))
+                let snapshot = rig.manager.snapshot
+                if let age = snapshot.headingAge, age >= timeout, !snapshot.isHeadingStale {
+                    disagreements.append("\(rig.clock.now): age \(age), not stale, \(snapshot.status)")
+                }
+            }
+        }
+        Self.send([#"{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/pts/1"}]}"#], to: rig, with: decoder)
+        for second in 0...4 {
+            Self.send([Self.tpv(second)], to: rig, with: decoder)
+            tick(for: .milliseconds(200))
+            Self.send([Self.att], to: rig, with: decoder)
+            tick(for: .milliseconds(800))
+        }
+        // gpsd's control socket takes the receiver away, and 11 s later gives it back: its first reports are
+        // headings, before the first fix of its new cycle.
+        Self.send([#"{"class":"DEVICE","path":"/dev/pts/1","activated":0}"#], to: rig, with: decoder)
+        tick(for: .seconds(11))
+        Self.send([#"{"class":"DEVICE","path":"/dev/pts/1","activated":"2025-06-01T12:00:16.000Z","driver":"NMEA0183"}"#],
+                  to: rig, with: decoder)
+        tick(for: .milliseconds(500))
+        for _ in 0..<2 {
+            Self.send([Self.att], to: rig, with: decoder)
+            let snapshot = rig.manager.snapshot
+            #expect(snapshot.heading?.timestamp == nil, "not the time of a fix from before the receiver went")
+            #expect(snapshot.headingAge == .zero && !snapshot.isHeadingStale, "\(snapshot)")
+            tick(for: .seconds(1))
+        }
+        Self.send([Self.tpv(18)], to: rig, with: decoder)
+        tick(for: .milliseconds(200))
+        Self.send([Self.att], to: rig, with: decoder)
+        #expect(rig.manager.heading?.timestamp == NMEA.Track.time(18))
+        tick(for: .seconds(1))
+        #expect(disagreements.isEmpty, "\(disagreements.count): \(disagreements.prefix(5))")
+        rig.manager.stopUpdatingLocation()
+    }
+
+    @Test("a heading with a time of its own, held in gpsd past the stale timeout, is stale as soon as it arrives")
+    func aHeadingMeasuredLongAgoIsStale() throws {
+        let rig = ManagerRig()
+        let decoder = try ReportDecoder()
+        rig.manager.startUpdatingLocation()
+        rig.source.send(.connected)
+        for second in 0...9 {
+            Self.send([Self.tpv(second)], to: rig, with: decoder)
+            rig.clock.advance(by: .seconds(1))
+        }
+        // gpsd 3.25's ATT from a binary receiver, measured at second 3, arriving at 10 s: 7 s old.
+        let time = GPSDTime.string(from: NMEA.Track.time(3))!
+        Self.send([#"{"class":"ATT","device":"/dev/pts/1","time":"\#(time)","heading":46.500}"#], to: rig, with: decoder)
+        let snapshot = rig.manager.snapshot
+        let age = try #require(snapshot.headingAge)
+        #expect(abs(age.timeInterval - 7) < 0.001)
+        #expect(snapshot.isHeadingStale, "\(snapshot)")
         rig.manager.stopUpdatingLocation()
     }
 
@@ -154,11 +263,11 @@ struct HeadingAgeTests {
         for second in 1...8 {
             rig.source.send(Location.sample(second: second))
             if second <= 2 {
-                rig.source.send(.report(.attitude(Heading(trueHeading: Double(second * 10), timestamp: NMEA.Track.time(second)))))
+                rig.source.send(.report(.attitude(Heading(trueHeading: Double(second * 10), timestamp: NMEA.Track.time(second)), timed: false)))
             }
             rig.managerClock.advance(by: .seconds(1))
         }
-        rig.source.send(.report(.attitude(Heading(trueHeading: 90, timestamp: NMEA.Track.time(9)))))
+        rig.source.send(.report(.attitude(Heading(trueHeading: 90, timestamp: NMEA.Track.time(9)), timed: false)))
         var seen: [String] = []
         for try await update in updates {
             guard let heading = update.heading else { continue }

@@ -108,7 +108,7 @@ struct HeadingTests {
         #expect(!fixDecision.delegateCalls.contains { $0.isHeading })
         #expect(machine.heading == nil)
         let heading = Self.heading(46.5, second: 1)
-        let decision = handle(.attitude(heading))
+        let decision = handle(.attitude(heading, timed: false))
         #expect(decision.delegateCalls.contains {
             if case .heading(heading) = $0.kind { $0.generation == 0 } else { false }
         })
@@ -145,7 +145,7 @@ struct LocationManagerHeadingTests: ManagerTesting {
         manager.startUpdatingHeading()
         #expect(source.isRunning)
         let sent = [heading(10, second: 0), heading(12, second: 1), heading(16, second: 2)]
-        for heading in sent { source.send(.report(.attitude(heading))) }
+        for heading in sent { source.send(.report(.attitude(heading, timed: false))) }
         source.send(Location.sample(second: 3))
         drain()
         #expect(delegate.headings == [sent[0], sent[2]])
@@ -154,7 +154,7 @@ struct LocationManagerHeadingTests: ManagerTesting {
         manager.startUpdatingLocation()
         manager.stopUpdatingHeading()
         #expect(source.isRunning, "location updates keep the watch")
-        source.send(.report(.attitude(heading(90, second: 4))))
+        source.send(.report(.attitude(heading(90, second: 4), timed: false)))
         source.send(Location.sample(second: 4))
         drain()
         #expect(delegate.headings == [sent[0], sent[2]])
@@ -169,7 +169,7 @@ struct LocationManagerHeadingTests: ManagerTesting {
         let rig = ManagerRig(delegateQueue: queue)
         rig.manager.startUpdatingHeading()
         queue.suspend()
-        rig.source.send(.report(.attitude(heading(10, second: 0))))
+        rig.source.send(.report(.attitude(heading(10, second: 0), timed: false)))
         rig.manager.stopUpdatingHeading()
         queue.resume()
         rig.manager.delegateQueue.sync {}
@@ -186,7 +186,7 @@ struct LocationManagerHeadingTests: ManagerTesting {
         rig.manager.delegate = delegate
         rig.manager.startUpdatingLocation()
         rig.manager.startUpdatingHeading()
-        rig.source.send(.report(.attitude(heading(10, second: 0))))
+        rig.source.send(.report(.attitude(heading(10, second: 0), timed: false)))
         await onThread { delegate.inside.wait() }
         // Nothing releases the heading callback yet: a stop of fixes that waited for it would never return.
         await onThread { rig.manager.stopUpdatingLocation() }
@@ -226,7 +226,7 @@ struct HeadingUpdatesTests {
         let updates = rig.gps.headingUpdates(filter: 2)
         await rig.source.waitForOpening()
         let sent = [350.0, 351.0, 352.5, 0.5, 0.0].enumerated().map { heading($1, second: $0) }
-        rig.source.send(sent.map { .report(.attitude($0)) } + [.report(.fix(.sample(second: 5)))])
+        rig.source.send(sent.map { .report(.attitude($0, timed: false)) } + [.report(.fix(.sample(second: 5)))])
         var iterator = updates.makeAsyncIterator()
         var received: [Heading] = []
         for _ in 0..<3 { received.append(try #require(try await iterator.next())) }
@@ -261,7 +261,7 @@ struct HeadingUpdatesTests {
             return count
         }
         await rig.source.waitForOpening()
-        rig.source.send(.report(.attitude(heading(10, second: 0))))
+        rig.source.send(.report(.attitude(heading(10, second: 0), timed: false)))
         var reachedHeadings = progress.makeAsyncIterator()
         #expect(await reachedHeadings.next() == heading(10, second: 0), "the consumer is iterating")
         consumer.cancel()
@@ -270,6 +270,6 @@ struct HeadingUpdatesTests {
         // handler must not block), maybe just after the consumer has ended.
         await rig.source.waitUntilIdle()
         #expect(!rig.source.isRunning)
-        #expect(!rig.source.send(.report(.attitude(heading(20, second: 1)))))
+        #expect(!rig.source.send(.report(.attitude(heading(20, second: 1), timed: false))))
     }
 }

@@ -101,7 +101,7 @@ struct SnapshotTests {
         // At rest: fixes at one place, standing still, for long enough.
         for second in 0..<15 {
             rig.source.send(Location.sample(second: second, metresPerSecond: 0))
-            rig.source.send(.report(.attitude(Heading(trueHeading: 180, timestamp: NMEA.Track.time(second), device: "/dev/test"))))
+            rig.source.send(.report(.attitude(Heading(trueHeading: 180, timestamp: NMEA.Track.time(second), device: "/dev/test"), timed: false)))
             rig.source.send(.report(.sky(SatelliteCount(visible: 9, used: 7))))
             rig.clock.advance(by: .seconds(1))
         }
