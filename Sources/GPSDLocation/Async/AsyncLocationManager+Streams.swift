@@ -75,13 +75,15 @@ extension AsyncLocationManager {
     /// ``SkyView/constellations``) and the DOPs, stamped with the epoch's time, while fixes are being watched
     /// (by a request, a stream or the delegate API). gpsd reports an epoch's satellites in several SKYs (a system
     /// more in each); this gives the epoch's view once, when it is whole: at the epoch's last SKY once the
-    /// receiver's last two epochs showed how many SKYs an epoch brings, otherwise when the next epoch begins
-    /// (the rule: ``SkyView``). When the receiver goes, or loses its fix, an empty view of it follows (no
-    /// satellites, counts 0), and ``LocationManager/sky`` becomes `nil`. Observing does not by itself start the
-    /// gpsd watch. The sequence ends with ``stop()``, when this manager value is released, or as every stream does
-    /// (``UpdateSequence``). From a live gpsd, a consumer that falls more than 16 views behind loses the oldest; a
-    /// replay waits for it instead, as for ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``,
-    /// so it gets every view.
+    /// receiver's last two epochs showed how many SKYs an epoch brings, otherwise when the next epoch begins.
+    /// The first view of a session, or of a receiver gpsd gives back, is of an epoch seen from its start: the SKYs
+    /// before (a session that joined gpsd mid-cycle, a receiver gpsd opened mid-cycle) are not passed on, and no
+    /// view is stamped with the time of a fix from before. When the receiver goes, or loses its fix, an empty view
+    /// of it follows (no satellites, counts 0), and ``LocationManager/sky`` becomes `nil`. Observing does not by
+    /// itself start the gpsd watch. The sequence ends with ``stop()``, when this manager value is released, or as
+    /// every stream does (``UpdateSequence``). From a live gpsd, a consumer that falls more than 16 views behind
+    /// loses the oldest; a replay waits for it instead, as for
+    /// ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``, so it gets every view.
     ///
     /// ```swift
     /// for await sky in gps.satelliteUpdates() {

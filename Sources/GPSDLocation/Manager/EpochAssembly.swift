@@ -167,10 +167,16 @@ struct EpochAssembly {
         skies.finish()
     }
 
-    /// The receiver at `device` went or lost its fix (`nil`: every receiver): its satellites are no longer true.
-    /// Returns whether any were known.
+    /// The receiver at `device` lost its fix (`nil`: every receiver): its satellites are no longer true. Returns
+    /// whether any were known.
     mutating func forgetSatellites(of device: String?) -> Bool {
         skies.clear(device: device)
+    }
+
+    /// The receiver at `device` went (`nil`: every receiver): its satellites are no longer true, and what was learned
+    /// of its sky epochs is forgotten (``SkyEpochs/gone(device:)``). Returns whether any were known.
+    mutating func receiverGone(_ device: String?) -> Bool {
+        skies.gone(device: device)
     }
 
     /// The session ended: its satellites are no longer true.

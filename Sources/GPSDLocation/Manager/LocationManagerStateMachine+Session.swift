@@ -140,9 +140,11 @@ extension LocationManagerStateMachine {
         case .fix(let location):
             receiverReported(device: location.device, time: location.timestamp, isFix: true, into: &decision)
             receive(location, origin: .live, now: now, arrival: arrival, into: &decision)
-        case .fixWithoutTime:
-            // A receiver's first report of a session, before it knows the date: held back, counted.
+        case .fixWithoutTime(let device):
+            // A receiver's first report of a session, before it knows the date: held back, counted. Its epoch's
+            // SKYs come after it, seen from its start.
             epochs.fixWithoutTime()
+            receiverReported(device: device, time: nil, isFix: true, into: &decision)
             announce(status.reportArrived(), into: &decision)
         case .poll(let time, let reports):
             for case .fix(let location) in reports {
@@ -166,12 +168,12 @@ extension LocationManagerStateMachine {
         case .sky(let view, let listed): skyReported(view, listed: listed, into: &decision)
         case .version(let release): announce(status.version(release), into: &decision)
         case .devices(let count):
-            if count == 0 { clearSatellites(of: nil, into: &decision) }
+            if count == 0 { receiverWent(nil, into: &decision) }
             announce(status.devices(count: count), into: &decision)
         case .device(let path, let active):
             // A receiver that went away ends the epoch streams hold of it (of every receiver, if gpsd named none).
             if !active {
-                clearSatellites(of: path, into: &decision)
+                receiverWent(path, into: &decision)
                 subscriptions.flushHeldEpochs(into: &decision.notifications, device: path)
             }
             announce(status.device(path, active: active), into: &decision)

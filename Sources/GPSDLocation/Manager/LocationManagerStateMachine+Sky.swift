@@ -20,11 +20,23 @@ extension LocationManagerStateMachine {
         if result.fixLost { clearSatellites(of: device, into: &decision) }
     }
 
-    /// The receiver at `device` went or lost its fix (`nil`: every receiver): ``LocationManager/sky`` becomes
-    /// `nil`, and, if any of its satellites were known, observers and the delegate are told an empty view of it
-    /// (no satellites, no time, counts 0).
+    /// The receiver at `device` lost its fix (`nil`: every receiver): ``LocationManager/sky`` becomes `nil`, and,
+    /// if any of its satellites were known, observers and the delegate are told an empty view of it (no
+    /// satellites, no time, counts 0).
     mutating func clearSatellites(of device: String?, into decision: inout Decision) {
         guard epochs.forgetSatellites(of: device) else { return }
+        tellEmptySky(of: device, into: &decision)
+    }
+
+    /// The receiver at `device` went (`nil`: every receiver): its satellites are cleared as for a lost fix, and
+    /// its sky epochs start afresh when it is back: its first view waits for an epoch seen whole, and none is
+    /// stamped with the time of a fix from before it went (``SkyEpochs``).
+    mutating func receiverWent(_ device: String?, into decision: inout Decision) {
+        guard epochs.receiverGone(device) else { return }
+        tellEmptySky(of: device, into: &decision)
+    }
+
+    private mutating func tellEmptySky(of device: String?, into decision: inout Decision) {
         let empty = SkyView(satellites: [], device: device)
         observe(.satellites(empty), into: &decision)
         if subscriptions.delegateSubscribed { decision.call(.satellites(empty), generation: subscriptions.generation) }

@@ -23,8 +23,15 @@ import GPSDCore
 /// epoch that brought more than the two before) passes the epoch's view on again at once, completed, and the
 /// count is learned again.
 ///
-/// **Cleared** when the receiver goes or loses its fix (``clear(device:)``): its epoch under way is dropped and
-/// its view forgotten.
+/// **Seen whole.** A receiver's epochs count from the first one whose start was seen: its first TPV of the session,
+/// or a SKY that begins a new epoch. The SKYs before (a session that joined gpsd mid-cycle; a receiver gpsd opened
+/// mid-cycle, just added or after gpsd started, whose first SKYs lack the systems it reported before) make an epoch
+/// of unknown time and perhaps partial, which is never passed on. A new session, and a receiver that went, start so
+/// again, with nothing kept: not the time of a fix from before (no view is stamped with it), nor the counts learned
+/// (gpsd learns the receiver's cycle afresh, and its first cycle brings a SKY more than the next ones).
+///
+/// **Cleared** when the receiver goes or loses its fix (``gone(device:)``, ``clear(device:)``): its epoch under
+/// way is dropped and its view forgotten.
 struct SkyEpochs {
     private struct Epoch {
         /// The epoch's time: its SKYs', or the receiver's fix's; `nil` for a receiver without a time.
@@ -36,6 +43,8 @@ struct SkyEpochs {
         var skies = 1
         /// Whether its view was passed on.
         var passed = false
+        /// Whether it began before the receiver's first epoch seen from its start: never passed on.
+        var joined = false
     }
 
     private struct Receiver {
@@ -49,19 +58,29 @@ struct SkyEpochs {
         var last: SkyView?
         /// The SKYs the last two epochs brought, the older first.
         var previous: (Int?, Int?) = (nil, nil)
+        /// Whether the start of one of its epochs was seen: a TPV of it came, or a SKY began a new epoch.
+        var startSeen = false
 
         var learned: Int? {
             guard let last = previous.1, previous.0 == last else { return nil }
             return last
         }
 
-        /// The epoch under way ends: its count is learned from.
+        /// The epoch under way ends: its count is learned from, and its view kept, unless it was joined.
         mutating func endEpoch() -> Epoch? {
             guard let ended = epoch else { return nil }
-            previous = (previous.1, ended.skies)
-            last = ended.view
+            if !ended.joined {
+                previous = (previous.1, ended.skies)
+                last = ended.view
+            }
             epoch = nil
             return ended
+        }
+
+        /// The view of the epoch under way, ended: `nil` if it was passed on already, or joined.
+        mutating func endEpochToPass() -> SkyView? {
+            guard let ended = endEpoch(), !ended.passed, !ended.joined else { return nil }
+            return ended.view
         }
     }
 
@@ -90,7 +109,8 @@ struct SkyEpochs {
                 // More than the epoch was thought to bring: its completed view again.
                 if epoch.passed { result.complete = receiver.epoch!.view }
             } else {
-                if let ended = receiver.endEpoch(), !ended.passed { result.ended = ended.view }
+                result.ended = receiver.endEpochToPass()
+                receiver.startSeen = true   // this SKY begins an epoch
             }
         }
         if receiver.epoch == nil {
@@ -104,9 +124,9 @@ struct SkyEpochs {
                 view.isTruncated = carried.isTruncated
             }
             if let carried { view.dilution = view.dilution.filled(from: carried.dilution) }
-            receiver.epoch = Epoch(time: time, view: view, listed: listed)
+            receiver.epoch = Epoch(time: time, view: view, listed: listed, joined: !receiver.startSeen)
         }
-        if var epoch = receiver.epoch, !epoch.passed, epoch.skies == receiver.learned {
+        if var epoch = receiver.epoch, !epoch.passed, !epoch.joined, epoch.skies == receiver.learned {
             epoch.passed = true
             receiver.epoch = epoch
             result.complete = epoch.view
@@ -131,10 +151,9 @@ struct SkyEpochs {
         receiver.fixing = isFix
         if let time {
             receiver.fixTime = time
-            if let epoch = receiver.epoch, epoch.time != time, let over = receiver.endEpoch(), !over.passed {
-                result.ended = over.view
-            }
+            if let epoch = receiver.epoch, epoch.time != time { result.ended = receiver.endEpochToPass() }
         }
+        receiver.startSeen = true   // the SKYs after it are of its epoch, seen from its start
         receivers[key] = receiver
         if let ended = result.ended { newest = ended }
         return result
@@ -144,7 +163,7 @@ struct SkyEpochs {
     mutating func finish() -> [SkyView] {
         var views: [SkyView] = []
         for key in receivers.keys {
-            if let over = receivers[key]?.endEpoch(), !over.passed { views.append(over.view) }
+            if let view = receivers[key]?.endEpochToPass() { views.append(view) }
         }
         if let last = views.last { newest = last }
         return views
@@ -171,16 +190,19 @@ struct SkyEpochs {
         return known
     }
 
-    /// The session ended: the epochs under way and the views are dropped, with the times they were judged by; the
-    /// counts learned stay, as the receivers' habits.
+    /// The receiver at `device` went (`nil`: every receiver, as when gpsd has none): as ``clear(device:)``, and
+    /// nothing learned of it is kept, since gpsd opens it afresh when it comes back. Returns whether a view of it
+    /// was known.
+    mutating func gone(device: String?) -> Bool {
+        let known = clear(device: device)
+        if let device { receivers[device] = nil } else { receivers.removeAll() }
+        return known
+    }
+
+    /// The session ended: nothing is kept of any receiver. The next session may join gpsd mid-cycle, and a new
+    /// gpsd learns the receivers' cycles afresh.
     mutating func sessionEnded() {
-        for key in receivers.keys {
-            receivers[key]?.epoch = nil
-            receivers[key]?.fixTime = nil
-            receivers[key]?.fixing = false
-            receivers[key]?.last = nil
-        }
-        newest = nil
+        reset()
     }
 
     /// A fresh start: nothing is kept.

@@ -12,6 +12,7 @@ struct SatelliteUpdatesTests {
         var satellites = gps.satelliteUpdates().makeAsyncIterator()
         let first = Task { try await gps.requestLocation(timeout: .seconds(60)) }
         await source.waitForOpening(count: 1)
+        source.send(.report(.noFix(second: 0)))   // an epoch, its TPV first
         source.send(.report(.sky(SatelliteCount(visible: 9, used: 0))))
         source.send(.report(.noFix(second: 1)))   // the next epoch
         #expect(await satellites.next()?.count == SatelliteCount(visible: 9, used: 0))
@@ -19,6 +20,7 @@ struct SatelliteUpdatesTests {
         _ = await first.result
         let second = Task { try await gps.requestLocation(timeout: .seconds(60)) }
         await source.waitForOpening(count: 2)
+        source.send(.report(.noFix(second: 1)))
         source.send(.report(.sky(SatelliteCount(visible: 9, used: 7))))
         source.send(.report(.noFix(second: 2)))
         #expect(await satellites.next()?.count == SatelliteCount(visible: 9, used: 7), "still streaming after the failure")

@@ -179,6 +179,7 @@ struct SkyTruncationManagerTests: ManagerTesting {
         let decoder = try ReportDecoder()
         manager.startUpdatingLocation()
         let entries = SkyTruncationTests.entries(212)
+        source.send(.report(.noFix(second: 0, device: "/dev/ttyACM0")))   // the epoch's TPV, then its SKYs
         source.send(try events(SkyTruncationTests.line(entries), decoder: decoder))
         source.send(try events(#"{"class":"SKY","device":"/dev/ttyACM0","hdop":0.7,"uSat":9}"#, decoder: decoder))
         // The next epoch's TPV ends the epoch of the two SKYs: its view is passed on whole.

@@ -288,6 +288,7 @@ struct EpochAssemblyTests {
     @Test func skyKeepsTheNewestWholeViewUntilItsReceiverIsForgotten() {
         var assembly = EpochAssembly()
         #expect(assembly.satellites == nil)
+        _ = assembly.skyEpoch(device: "/dev/a", time: Self.time(0), isFix: true)
         _ = assembly.sky(SkyView(satellites: [], visible: 12, used: 8, device: "/dev/a"), listed: true)
         #expect(assembly.satellites == nil, "its epoch may bring more")
         let ended = assembly.skyEpoch(device: "/dev/a", time: Self.time(1), isFix: true).ended

@@ -79,10 +79,13 @@ struct LocationManagerStateTests: ManagerTesting {
     @Test func satellitesAreTheLastWholeEpochs() {
         #expect(manager.satellites == nil)
         manager.startUpdatingLocation()
+        source.send(.report(.noFix(second: 0)))   // an epoch begins: its SKYs are seen from its start
         source.send(.report(.sky(SatelliteCount(visible: 12, used: 8))))
-        source.send(.report(.sky(SatelliteCount(visible: 11, used: 9))))   // lists no more: another epoch
-        #expect(manager.satellites == SatelliteCount(visible: 12, used: 8))
+        #expect(manager.satellites == nil, "its epoch may bring more")
         source.send(.report(.noFix(second: 1)))
+        #expect(manager.satellites == SatelliteCount(visible: 12, used: 8))
+        source.send(.report(.sky(SatelliteCount(visible: 11, used: 9))))
+        source.send(.report(.noFix(second: 2)))
         #expect(manager.satellites == SatelliteCount(visible: 11, used: 9))
         drain()
         #expect(delegate.events == [])

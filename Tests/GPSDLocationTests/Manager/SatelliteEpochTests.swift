@@ -73,6 +73,7 @@ struct SatelliteEpochTests: ManagerTesting {
     @Test func gpsdWithoutReceiversClearsEverySatellite() {
         manager.startUpdatingLocation()
         source.send(.connected)
+        source.send(.report(.noFix(second: 0, device: "/dev/a")))
         source.send(.report(.sky(SatelliteCount(visible: 7, used: 5), device: "/dev/a")))
         source.send(.report(.noFix(second: 1, device: "/dev/a")))
         #expect(manager.sky?.count == SatelliteCount(visible: 7, used: 5))
@@ -105,6 +106,80 @@ struct SatelliteEpochTests: ManagerTesting {
             SatelliteCount(visible: 6, used: 0), SatelliteCount(visible: 6, used: 0),
         ])
         #expect(manager.sky?.count == SatelliteCount(visible: 6, used: 0))
+    }
+
+    // MARK: Whole skies after gpsd starts again or a receiver comes back
+
+    /// The recording's reports before its first TPV (VERSION, DEVICES, …), and its 12 epochs, each its TPVs and
+    /// SKYs (of 10, 16, 21 and 26 satellites the first, as gpsd's first cycle of a receiver, 16, 21, 26 the others).
+    private static func epochsOfTheRecording() throws -> (preamble: [GPSDReport], epochs: [[GPSDReport]]) {
+        var preamble: [GPSDReport] = []
+        var epochs: [[GPSDReport]] = []
+        var time: Date?
+        for report in try recording() {
+            switch report {
+            case .fix(let fix):
+                if fix.timestamp != time { epochs.append([]) }
+                time = fix.timestamp
+                epochs[epochs.count - 1].append(report)
+            case .sky: epochs[epochs.count - 1].append(report)
+            default: if epochs.isEmpty { preamble.append(report) }
+            }
+        }
+        return (preamble, epochs)
+    }
+
+    /// The receiver's SKYs of `epoch` alone: what gpsd sends of an epoch whose TPV it did not send, or a session did
+    /// not see (opened mid-cycle).
+    private static func skies(of epoch: [GPSDReport]) -> [GPSDReport] {
+        epoch.filter { if case .sky = $0 { true } else { false } }
+    }
+
+    private static func time(_ second: Int) -> Date { Date(timeIntervalSince1970: 1_748_779_200 + Double(second)) }
+
+    @Test("a receiver gpsd takes away and gives back: no view stamped with a time from before, none partial")
+    func aReceiverAddedAgainGivesWholeViewsOfItsOwnEpochs() throws {
+        let (preamble, epochs) = try Self.epochsOfTheRecording()
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        for report in preamble + epochs[0...4].joined() { source.send(.report(report)) }
+        drain()
+        let before = delegate.skies.count
+        #expect(before == 5, "epochs 0 to 2 as the next began, 3 and 4 at their last SKY")
+        source.send(.report(.device(path: "/dev/pts/1", active: false)))
+        source.send(.report(.device(path: "/dev/pts/1", active: true)))
+        // gpsd opens it again mid-cycle: the SKYs of an epoch whose TPV it did not send, its first cycle's (a SKY
+        // of the GPS satellites alone first), then whole epochs from 7 on.
+        for report in Self.skies(of: epochs[0]) + epochs[7...11].joined() { source.send(.report(report)) }
+        drain()
+        let after = delegate.skies.dropFirst(before)
+        #expect(after.first == SkyView(satellites: [], device: "/dev/pts/1"), "the receiver went: an empty view")
+        let views = Array(after.dropFirst())
+        // Its cycle learnt afresh: 7 and 8 as the next began, then each at its last SKY.
+        #expect(views.map(\.timestamp) == (7...11).map(Self.time), "the epochs from 7 on, each once")
+        #expect(views.allSatisfy { $0.satellites.count == 26 }, "\(views.map(\.satellites.count))")
+    }
+
+    @Test("a new session after gpsd started again, joining its first cycle: the first view waits for an epoch seen whole")
+    func aNewSessionsFirstViewIsOfAnEpochSeenWhole() throws {
+        let (preamble, epochs) = try Self.epochsOfTheRecording()
+        manager.startUpdatingLocation()
+        source.send(.connected)
+        for report in preamble + epochs[0...4].joined() { source.send(.report(report)) }
+        drain()
+        let before = delegate.skies.count
+        source.send(.failed(LocationError(.connectionLost, "gpsd went")))
+        clock.advance(by: .seconds(1))
+        #expect(source.openCount == 2, "a new session")
+        // The new gpsd replays the log from its start; the session joins as it reads the first cycle, whose TPVs it
+        // sent before the watch began.
+        source.send(.connected)
+        for report in preamble + Self.skies(of: epochs[0]) + epochs[1...5].joined() { source.send(.report(report)) }
+        drain()
+        let views = Array(delegate.skies.dropFirst(before))
+        #expect(views.map(\.timestamp) == (1...5).map(Self.time), "the epochs from 1 on, each once, each with its time")
+        #expect(views.allSatisfy { $0.satellites.count == 26 }, "\(views.map(\.satellites.count))")
+        manager.stopUpdatingLocation()
     }
 
     @Test func theEndOfARecordingPassesItsLastEpochOn() async {

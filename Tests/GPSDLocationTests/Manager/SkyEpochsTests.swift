@@ -119,7 +119,9 @@ struct SkyEpochsTests {
     @Test func aReceiverWithoutFixesHasItsEpochsToldApartByTheirLists() {
         var epochs = SkyEpochs()
         var passed: [SkyView] = []
-        // Each epoch lists GPS, then GPS and more, with signals of its own; a SKY of DOPs alone between them.
+        // Each epoch lists GPS, then GPS and more, with signals of its own; a SKY of DOPs alone between them. The
+        // first epoch's start was not seen (no TPV before it, no epoch ended by it): the session may have joined it
+        // mid-way, and it is not passed on.
         for epoch in 0..<4 {
             for count in [4, 6, 9] {
                 let result = epochs.sky(Self.listed(count, signal: Double(30 + epoch)), listed: true)
@@ -129,8 +131,8 @@ struct SkyEpochsTests {
             passed += [epochs.sky(dops, listed: false).complete].compactMap { $0 }
         }
         passed += epochs.finish()
-        #expect(passed.map(\.satellites.count) == [9, 9, 9, 9])
-        #expect(passed.map { $0.satellites.first?.signalStrength } == [30, 31, 32, 33])
+        #expect(passed.map(\.satellites.count) == [9, 9, 9])
+        #expect(passed.map { $0.satellites.first?.signalStrength } == [31, 32, 33])
         #expect(passed.allSatisfy { $0.timestamp == nil && $0.dilution == .init(horizontal: 0.8, vertical: 1.5) })
     }
 
@@ -228,9 +230,71 @@ struct SkyEpochsTests {
         #expect(next?.dilution == DilutionOfPrecision(horizontal: 0.9, vertical: 2.0, position: 1.5, time: 1.1))
         #expect(next?.timestamp == Self.time(1))
         // Another receiver's SKY without a list inherits nothing; a list of none empties it.
+        _ = epochs.fix(device: "/dev/ttyUSB1", time: Self.time(2), isFix: false)
         _ = epochs.sky(SkyView(satellites: [], visible: 0, used: 2, device: "/dev/ttyUSB1"), listed: false)
         let other = epochs.finish().first { $0.device == "/dev/ttyUSB1" }
         #expect(other?.satellites == [] && other?.count == SatelliteCount(visible: 2, used: 2))
+    }
+
+    // MARK: A new session, a receiver back
+
+    /// One epoch of `device`'s receiver at `second`: its TPV, then SKYs listing `counts` satellites (each list
+    /// extending the one before, as gpsd's SKYs after each system's GSV set). Returns each view passed on, with the
+    /// report that passed it: the TPV (the epoch before) or a SKY.
+    private static func epoch(
+        _ second: Int, _ counts: [Int], of epochs: inout SkyEpochs, device: String = "/dev/a"
+    ) -> [SkyView] {
+        var passed = [epochs.fix(device: device, time: Self.time(second), isFix: true).ended].compactMap { $0 }
+        for count in counts {
+            let result = epochs.sky(Self.listed(count, device: device), listed: true)
+            passed += [result.ended, result.complete].compactMap { $0 }
+        }
+        return passed
+    }
+
+    @Test("a new session: SKYs before its first TPV are not passed on, and its first cycle's SKY more passes no part of a view")
+    func aNewSessionLearnsEachReceiverAfresh() {
+        var epochs = SkyEpochs()
+        for second in 0..<4 { _ = Self.epoch(second, [16, 21, 26], of: &epochs) }
+        epochs.sessionEnded()
+        // The new session joins mid-cycle: the last SKYs of an epoch whose TPV it did not see.
+        var passed: [SkyView] = []
+        for count in [21, 26] {
+            let result = epochs.sky(Self.listed(count), listed: true)
+            passed += [result.ended, result.complete].compactMap { $0 }
+        }
+        // A gpsd started again: its first cycle brings a SKY of one system more.
+        passed += Self.epoch(20, [10, 16, 21, 26], of: &epochs)
+        passed += Self.epoch(21, [16, 21, 26], of: &epochs)
+        passed += Self.epoch(22, [16, 21, 26], of: &epochs)
+        passed += Self.epoch(23, [16, 21, 26], of: &epochs)
+        #expect(passed.map(\.satellites.count) == [26, 26, 26, 26], "whole views only")
+        #expect(passed.map(\.timestamp) == [20, 21, 22, 23].map(Self.time), "each epoch once, with its own time")
+    }
+
+    @Test("a receiver that went: no view is stamped with a time from before, and its first epoch back waits to be seen whole")
+    func aReceiverThatWentIsLearntAfresh() {
+        var epochs = SkyEpochs()
+        for second in 0..<4 {
+            _ = Self.epoch(second, [16, 21, 26], of: &epochs)
+            _ = Self.epoch(second, [3, 5], of: &epochs, device: "/dev/b")
+        }
+        let known = epochs.gone(device: "/dev/a")
+        #expect(known && epochs.newest?.device == "/dev/b", "the other receiver's view stays")
+        // Back, opened mid-cycle: the SKYs of an epoch whose TPV gpsd did not send, then whole epochs.
+        var passed: [SkyView] = []
+        for count in [10, 16, 21, 26] {
+            let result = epochs.sky(Self.listed(count), listed: true)
+            passed += [result.ended, result.complete].compactMap { $0 }
+        }
+        for second in 16..<20 { passed += Self.epoch(second, [16, 21, 26], of: &epochs) }
+        #expect(passed.map(\.timestamp) == [16, 17, 18, 19].map(Self.time), "none of the time before it went")
+        #expect(passed.allSatisfy { $0.satellites.count == 26 })
+        // The other receiver went on as it was, its count learnt: at its epoch's last SKY.
+        #expect(Self.epoch(4, [3, 5], of: &epochs, device: "/dev/b").map(\.satellites.count) == [5])
+        // Every receiver gone: nothing of any is kept.
+        #expect(epochs.gone(device: nil) && epochs.newest == nil)
+        #expect(Self.epoch(5, [3, 5], of: &epochs, device: "/dev/b").isEmpty, "learnt afresh")
     }
 
     // MARK: Clearing
@@ -260,6 +324,7 @@ struct SkyEpochsTests {
 
     @Test func clearingOneReceiverKeepsAnothersViewAndClearingAllKeepsNone() {
         var epochs = SkyEpochs()
+        for device in ["/dev/a", "/dev/b"] { _ = epochs.fix(device: device, time: Self.time(0), isFix: true) }
         _ = epochs.sky(Self.listed(4, device: "/dev/a"), listed: true)
         _ = epochs.sky(Self.listed(5, device: "/dev/b"), listed: true)
         let views = epochs.finish()
