@@ -78,7 +78,8 @@ struct ParsingTests {
         ["--max-age", "-1"], ["--accuracy", "0"], ["--accuracy", "nan"], ["--accuracy", "inf"],
         ["--distance=-1", "--follow"], ["--interval=-1", "--follow"], ["--speed=-1", "--demo"],
         ["--speed", "inf", "--demo"], ["--speed", "2"], ["--demo", "--replay", "x.json"], ["--demo", "localhost"],
-        ["--replay", "x.json", "localhost"], ["a", "b"], ["--follow", "--count", "many"],
+        ["--replay", "x.json", "localhost"], ["a", "b"], ["--follow", "--count", "many"], [":::"], ["[::1]:"],
+        ["localhost:"],
     ] as [[String]])
     func invalid(arguments: [String]) throws {
         let error = try #require(throws: (any Error).self) { try WhereAmI.parse(arguments) }

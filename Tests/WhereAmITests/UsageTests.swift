@@ -24,6 +24,8 @@ extension WhereAmIProcessTests {
             Case(arguments: ["--sky", "--follow"], says: ["--sky", "--follow"]),
             Case(arguments: ["host:99999"], says: ["host:99999", "99999", "port"]),
             Case(arguments: ["[::1"], says: ["[::1", "]"]),
+            Case(arguments: [":::"], says: ["':::'", "the device ':' begins with ':'", "host[:port[:device]]"]),
+            Case(arguments: ["[::1]:"], says: ["'[::1]:'", "the port after ':' is empty"]),
             Case(arguments: ["--timeout", "-1"], says: ["--timeout"]),
             Case(arguments: ["--timeout=-1"], says: ["--timeout must be a positive number"]),
             Case(arguments: ["--timeout", "0"], says: ["--timeout must be a positive number"]),

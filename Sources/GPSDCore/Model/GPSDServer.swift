@@ -3,7 +3,9 @@ import Glibc
 /// Where gpsd listens, and optionally which of its receivers to watch.
 ///
 /// Accepts the `host[:port[:device]]` form that gpsd's own clients (`gpspipe`, `cgps`) take. An IPv6
-/// address goes in brackets. An empty host or port keeps its default.
+/// address goes in brackets. An empty host or port keeps its default (`:2948`, `rover::/dev/ttyACM0`), but a
+/// `:` says that something follows it: `rover:` and `[::1]:` are refused, as is a device that begins with
+/// `:` (`:::` would be localhost with device `:`).
 ///
 /// ```swift
 /// let local = GPSDServer.default                                  // localhost:2947
@@ -37,8 +39,9 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `host[:port[:device]]`.
     ///
-    /// - Throws: ``ParseError`` saying what is wrong, for an empty string, an unclosed bracket, a port that is
-    ///   not a number from 1 to 65535, an empty device, or an IPv6 address without brackets.
+    /// - Throws: ``ParseError`` saying what is wrong, for an empty string, an unclosed bracket, a `:` with
+    ///   nothing after it, a port that is not a number from 1 to 65535, a device that begins with `:`, or an IPv6
+    ///   address without brackets.
     public init(parsing text: String) throws(ParseError) {
         // Split by scalars, not Characters: a character such as U+0602 (a prepended mark) joins the ':' after it
         // into one Character, and "؂:2947" would not split (found by Scripts/fuzz server).
@@ -53,11 +56,8 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
             host = String(Substring(rest[rest.index(after: rest.startIndex)..<close]))
             guard !host.isEmpty else { throw ParseError(input: text, reason: "the brackets hold no address") }
             rest = rest[rest.index(after: close)...]
-            if !rest.isEmpty {
-                guard rest.first == ":" else {
-                    throw ParseError(input: text, reason: "expected ':' after ']'")
-                }
-                rest = rest.dropFirst()
+            if !rest.isEmpty, rest.first != ":" {
+                throw ParseError(input: text, reason: "expected ':' after ']'")
             }
         } else {
             if Self.isIPv6Address(text) {
@@ -66,7 +66,13 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
             let hostPart = rest.prefix { $0 != ":" }
             if !hostPart.isEmpty { host = String(Substring(hostPart)) }
             rest = rest[hostPart.endIndex...]
-            if rest.first == ":" { rest = rest.dropFirst() }
+        }
+        if rest.first == ":" {
+            rest = rest.dropFirst()
+            // `rover:` and `[::1]:` promise a port and give none (as `rover:2947:` promises a device).
+            guard !rest.isEmpty else {
+                throw ParseError(input: text, reason: "the port after ':' is empty (leave the ':' out for port \(Self.defaultPort))")
+            }
         }
 
         var port = Self.defaultPort
@@ -86,19 +92,30 @@ public struct GPSDServer: Sendable, Hashable, CustomStringConvertible {
         if rest.first == ":" {
             let devicePart = rest.dropFirst()
             guard !devicePart.isEmpty else { throw ParseError(input: text, reason: "the device after ':' is empty") }
+            // gpsd names a device by a path or a URL (`/dev/ttyUSB0`, `tcp://10.0.0.2:4001`); one that begins with
+            // ':' is a ':' too many (`:::`, `rover:2947::x`), or an IPv6 address that wants brackets.
+            guard devicePart.first != ":" else {
+                throw ParseError(input: text, reason: "the device '\(String(Substring(devicePart)))' begins with ':' "
+                                 + "(the form is host[:port[:device]], an IPv6 address in brackets: [::1]:2947)")
+            }
             device = String(Substring(devicePart))
         }
         self.init(host: host, port: port, device: device)
     }
 
+    /// Whether `text` is an IPv6 address, with or without a zone (`fe80::1%eth0`, which getaddrinfo takes in
+    /// brackets).
     private static func isIPv6Address(_ text: String) -> Bool {
         var address = in6_addr()
-        return inet_pton(AF_INET6, text, &address) == 1
+        let scalars = text.unicodeScalars
+        let address6 = scalars.firstIndex(of: "%").map { String(Substring(scalars[..<$0])) } ?? text
+        return inet_pton(AF_INET6, address6, &address) == 1
     }
 
-    /// `host:port[:device]`, with an IPv6 host in brackets; ``init(parsing:)`` reads it back. So are a host that
-    /// begins with `[`, and one whose text with the rest would read as an IPv6 address (host `2947`, device `:`
-    /// is `[2947]:2947::`, not `2947:2947::`).
+    /// `host:port[:device]`, with an IPv6 host in brackets; ``init(parsing:)`` reads it back, unless the device
+    /// begins with `:` (which it refuses). So are a host that begins with `[`, and one whose text with the rest
+    /// would read as an IPv6 address (host `1`, port 2, device `3:4:5:6:7:8` is `[1]:2:3:4:5:6:7:8`, not
+    /// `1:2:3:4:5:6:7:8`).
     public var description: String {
         let rest = ":\(port)" + (device.map { ":\($0)" } ?? "")
         // By scalars: a ':' or '[' that a combining mark follows is no Character ':' or '[' (found by Scripts/fuzz

@@ -26,6 +26,9 @@ struct GPSDServerTests {
         ("[::1]:2948", GPSDServer(host: "::1", port: 2948)),
         ("[fe80::1]:2948:/dev/gps0", GPSDServer(host: "fe80::1", port: 2948, device: "/dev/gps0")),
         ("[2001:db8::7]::/dev/gps1", GPSDServer(host: "2001:db8::7", port: 2947, device: "/dev/gps1")),
+        ("[fe80::1%eth0]:2948", GPSDServer(host: "fe80::1%eth0", port: 2948)),
+        ("rover:2947:tcp://10.0.0.2:4001", GPSDServer(host: "rover", port: 2947, device: "tcp://10.0.0.2:4001")),
+        ("rover::udp://:5000", GPSDServer(host: "rover", port: 2947, device: "udp://:5000")),
     ])
     func parses(text: String, expected: GPSDServer) throws {
         let server = try GPSDServer(parsing: text)
@@ -117,6 +120,33 @@ struct GPSDServerTests {
         #expect(error.reason.contains("device"))
     }
 
+    /// A ':' says that something follows it: `whereami :::` was localhost:2947 with device ":".
+    @Test("a ':' with nothing after it, or a device that begins with ':', is refused", arguments: [
+        (":::", "the device ':' begins with ':'"),
+        ("::::", "the device '::' begins with ':'"),
+        ("rover:2947::x", "the device ':x' begins with ':'"),
+        ("[::1]:2947::", "the device ':' begins with ':'"),
+        (":", "the port after ':' is empty"),
+        ("rover:", "the port after ':' is empty"),
+        ("[::1]:", "the port after ':' is empty"),
+        ("[fe80::1%eth0]:", "the port after ':' is empty"),
+    ])
+    func aDanglingColonIsRefused(text: String, reason: String) throws {
+        let error = try parseError(text)
+        #expect(error.reason.hasPrefix(reason), "\(error)")
+    }
+
+    @Test func aDeviceThatBeginsWithAColonHintsAtTheForm() throws {
+        let error = try parseError(":::")
+        #expect(error.reason.contains("host[:port[:device]]"))
+        #expect(error.reason.contains("[::1]:2947"))
+    }
+
+    @Test func aBareIPv6AddressWithAZoneHintsAtBrackets() throws {
+        let error = try parseError("fe80::1%eth0")
+        #expect(error.reason.contains("brackets"), "not host fe80 with device 1%eth0: \(error)")
+    }
+
     // MARK: Description
 
     @Test(arguments: [
@@ -126,9 +156,10 @@ struct GPSDServerTests {
         GPSDServer(host: "::1", port: 2947),
         GPSDServer(host: "fe80::1", port: 2948, device: "/dev/gps0"),
         GPSDServer(host: "2001:db8::7", port: 65535, device: "/dev/serial/by-id/usb-u-blox:if00"),
-        // Found by Scripts/fuzz server: "2947:::" is host 2947, device ":", and "2947:2947::" is an IPv6 address.
-        GPSDServer(host: "2947", port: 2947, device: ":"),
-        GPSDServer(host: "fe80", port: 1, device: ":1"),
+        // Found by Scripts/fuzz server: "2947:::" was host 2947, device ":", and "2947:2947::" is an IPv6 address.
+        // Such a device is refused now; a host, port and device can still read as one IPv6 address.
+        GPSDServer(host: "1", port: 2, device: "3:4:5:6:7:8"),
+        GPSDServer(host: "fe80", port: 1, device: "1%eth0"),
         // And: "\u{602}" (a prepended mark) joins the ':' after it into one Character.
         GPSDServer(host: "\u{602}", port: 2947), GPSDServer(host: "a\u{602}", port: 2948, device: "\u{602}:x"),
         // And ":\u{6EA}" and "[\u{301}": a ':' or '[' with a combining mark is one Character, and not ':' or '['.
@@ -138,10 +169,17 @@ struct GPSDServerTests {
         #expect(try GPSDServer(parsing: server.description) == server)
     }
 
+    @Test("a device that begins with ':' has no text that reads back: parsing refuses its description")
+    func aDeviceThatBeginsWithAColonDoesNotReadBack() throws {
+        let server = GPSDServer(host: "2947", port: 2947, device: ":")
+        #expect(throws: GPSDServer.ParseError.self) { try GPSDServer(parsing: server.description) }
+    }
+
     @Test func descriptionBracketsIPv6Hosts() {
         #expect(GPSDServer(host: "::1", port: 2948).description == "[::1]:2948")
         #expect(GPSDServer(host: "fe80::1", port: 2948, device: "/dev/gps0").description == "[fe80::1]:2948:/dev/gps0")
         #expect(GPSDServer(host: "rover", port: 2947, device: "/dev/ttyACM0").description == "rover:2947:/dev/ttyACM0")
         #expect(GPSDServer(host: "2947", port: 2947, device: ":").description == "[2947]:2947::", "reads as IPv6 unbracketed")
+        #expect(GPSDServer(host: "1", port: 2, device: "3:4:5:6:7:8").description == "[1]:2:3:4:5:6:7:8")
     }
 }
