@@ -1,4 +1,5 @@
 import Foundation
+import GPSDCore
 import GPSDLocation
 import Testing
 @testable import WhereAmICore
@@ -85,6 +86,35 @@ struct RecordContextTests {
         #expect(RecordContext(fix: fix, heading: heading(at: 6), window: window).heading == nil, "of a later epoch")
         #expect(RecordContext(fix: fix, heading: heading(at: nil), window: window).heading == nil, "of no known time")
         #expect(RecordContext(fix: fix, heading: nil, window: window).heading == nil)
+    }
+
+    /// The evidence's records: `"heading":34.15,"magneticHeading":30.049999999999997` in JSON and GeoJSON, and
+    /// `…,69.67,65.57000000000001` in CSV. gpsd's heading and variation, decoded, are written at their precision.
+    @Test("a magnetic heading made of gpsd's heading and variation is written at their precision in JSON, GeoJSON and CSV",
+          arguments: [("34.15", "30.05"), ("69.67", "65.57")])
+    func magneticHeadingAtItsPrecision(heading: String, magnetic: String) async throws {
+        let decoder = try ReportDecoder()
+        let tpv = #"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"2025-06-01T12:00:16.000Z","lat":52.5218,"#
+            + #""lon":13.4134,"altHAE":75.6,"altMSL":36.0,"track":41.4,"magvar":4.1,"speed":13.66}"#
+        guard case .fix(let fix) = decoder.decode(Array(tpv.utf8)),
+              case .attitude(let decoded) = decoder.decode(Array(#"{"class":"ATT","device":"/dev/pts/1","heading":\#(heading)}"#.utf8))
+        else { Issue.record("a fix, then a heading"); return }
+        let context = RecordContext(fix: fix, heading: decoded, window: .seconds(5))
+        try #require(context.heading != nil)
+
+        var json = OutputFormat.json.makeWriter(streaming: true)
+        let line = json.record(fix, context)
+        #expect(line.hasSuffix(#""heading":\#(heading),"magneticHeading":\#(magnetic)}"# + "\n"), "\(line)")
+
+        var geo = OutputFormat.geojson.makeWriter(streaming: true)
+        let feature = geo.record(fix, context)
+        #expect(feature.hasSuffix(#""heading":\#(heading),"magneticHeading":\#(magnetic)}}"#), "\(feature)")
+
+        var csv = OutputFormat.csv.makeWriter(streaming: true)
+        let row = csv.record(fix, context)
+        #expect(row.hasSuffix(",\(heading),\(magnetic)\n"), "\(row)")
+        let rows = try await Formats.csvRows(csv.header + row)
+        #expect(rows.last?.last == magnetic)
     }
 
     @Test("the age is the fix's as the record is made; unknown without an arrival")

@@ -206,11 +206,12 @@ package final class ReportDecoder {
         let reportedTrue = check(report.heading, Plausibility.heading, .heading).map(Self.normalized)
         let reportedMagnetic = check(report.magnetic_heading, Plausibility.heading, .heading).map(Self.normalized)
         // A magnetic compass alone ($HDM, gpsd 3.25+) gives true north only where gpsd knows the variation.
-        guard let trueHeading = reportedTrue ?? reportedMagnetic.flatMap({ magnetic in variation.map { Self.normalized(magnetic + $0) } })
+        guard let trueHeading = reportedTrue
+                ?? reportedMagnetic.flatMap({ magnetic in variation.map { Self.heading(magnetic + $0, madeOf: magnetic, $0) } })
         else { return .other }
         return .attitude(Heading(
             trueHeading: trueHeading,
-            magneticHeading: reportedMagnetic ?? variation.map { Self.normalized(trueHeading - $0) },
+            magneticHeading: reportedMagnetic ?? variation.map { Self.heading(trueHeading - $0, madeOf: trueHeading, $0) },
             pitch: check(report.pitch, Plausibility.pitch, .attitude),
             roll: check(report.roll, Plausibility.roll, .attitude),
             timestamp: timestamp ?? tpv?.time,
@@ -239,6 +240,13 @@ package final class ReportDecoder {
         // receiver's sentence without it) keeps the last the receiver gave, so a magnetic heading outlives the fix.
         let variation = checked(report.magnetic_var, Plausibility.magneticVariation, .magneticVariation)
         newestTPVs[key] = (time, variation ?? newestTPVs[key]?.magneticVariation)
+    }
+
+    /// A heading made of two of gpsd's numbers (`degrees`, of a heading and a variation) in 0 ..< 360, at their
+    /// precision (``MeasuredPrecision``): 34.15 less 4.1 is 30.05, not 30.049999999999997.
+    private static func heading(_ degrees: Double, madeOf heading: Double, _ variation: Double) -> Double {
+        let rounded = MeasuredPrecision.rounded(normalized(degrees), madeOf: heading, variation)
+        return rounded >= 360 ? 0 : rounded
     }
 
     /// Degrees in 0 ..< 360 (360 is 0, -10 is 350).

@@ -18,12 +18,14 @@ public struct Heading: Sendable, Hashable, Codable {
     /// Degrees clockwise from true north, 0 ..< 360: gpsd's `heading`, or else its magnetic heading (`mheading`)
     /// plus the last magnetic variation gpsd gave in the same receiver's TPVs of the session (`magvar`, east
     /// positive). gpsd sends no true heading for a magnetic compass alone: before the receiver's first fix there
-    /// is no variation, and no heading; after it, the last variation is kept while the fix is lost.
+    /// is no variation, and no heading; after it, the last variation is kept while the fix is lost. A sum is
+    /// rounded to the decimals of its parts, as gpsd wrote them.
     public var trueHeading: Double
     /// Degrees clockwise from magnetic north, 0 ..< 360: gpsd's own (`mheading`, from gpsd 3.25 on, libgps
     /// API 14), or else ``trueHeading`` less the last magnetic variation gpsd gave in the same receiver's TPVs of
     /// the session (`magvar`, east positive), kept while the fix is lost (the variation changes by degrees over
-    /// hundreds of kilometres, not in the minutes a fix is lost); `nil` when neither is known.
+    /// hundreds of kilometres, not in the minutes a fix is lost); `nil` when neither is known. The difference is
+    /// rounded to the decimals of its parts, as gpsd wrote them: 34.15 less 4.1 is 30.05, not 30.049999999999997.
     public var magneticHeading: Double?
     /// The heading's estimated error in degrees; `nil` when not known. gpsd's ATT carries none (up to 3.27), so a
     /// heading from gpsd has none.

@@ -146,6 +146,27 @@ struct AttitudeDecoderTests {
         #expect(abs(try #require(east.magneticHeading) - 357.7) < 1e-9)
     }
 
+    /// The evidence's track: `"heading":34.15,"magneticHeading":30.049999999999997` in whereami's JSON. A heading
+    /// made of gpsd's heading and its variation has their decimals, exactly, wherever it wraps round north.
+    @Test("a magnetic heading is the true heading less the variation at their precision, not binary noise", arguments: [
+        ("34.150", "4.1", 30.05), ("69.670", "4.1", 65.57), ("46.500", "3.3", 43.2), ("2.300", "4.1", 358.2),
+        ("350.070", "-12.5", 2.57), ("359.990", "-0.01", 0), ("0.050", "0.1", 359.95),
+    ])
+    func aMagneticHeadingHasTheDecimalsOfItsParts(trueHeading: String, variation: String, magnetic: Double) throws {
+        _ = decode(Self.tpv322.replacingOccurrences(of: #""magvar":3.3"#, with: #""magvar":\#(variation)"#))
+        let made = try heading(#"{"class":"ATT","device":"/dev/pts/1","heading":\#(trueHeading)}"#)
+        #expect(made.magneticHeading == magnetic, "\(String(describing: made.magneticHeading))")
+        #expect(made.magneticHeading.map(JSONText.number) == JSONText.number(magnetic))
+    }
+
+    /// A compass alone: the true heading is its magnetic heading plus the variation, at their precision.
+    @Test(.enabled(if: ReportDecoder.libgpsReadsMagneticHeading))
+    func aTrueHeadingMadeOfACompassHasTheDecimalsOfItsParts() throws {
+        _ = decode(Self.tpv322.replacingOccurrences(of: #""magvar":3.3"#, with: #""magvar":4.1"#))
+        let compass = try heading(#"{"class":"ATT","device":"/dev/pts/1","mheading":30.050}"#)
+        #expect(compass.trueHeading == 34.15)
+    }
+
     /// What gpsd 3.25 sent for `$HCHDM,40.0,M` (a magnetic compass) after a TPV with its magnetic variation: a
     /// true heading is made of the two. (libgps before 3.25 does not read mheading.)
     @Test(.enabled(if: ReportDecoder.libgpsReadsMagneticHeading))
