@@ -10,7 +10,7 @@ enum ExitStatus {
         ("1", "anything else went wrong (the system had no thread or descriptor to spare, say)"),
         ("64", "bad usage, or --watch without a terminal on standard output"),
         ("66", "the recording cannot be read or holds no gpsd reports"),
-        ("69", "gpsd cannot be reached (one fix, --sky)"),
+        ("69", "gpsd cannot be reached (one fix, --sky), or the server is not gpsd"),
         ("74", "standard output could not be written, or took nothing for 0.4 s after a signal"),
         ("75", "no fix (with --sky, no satellites) before --timeout"),
         ("76", "gpsd answered with an error (it refused the device, say)"),

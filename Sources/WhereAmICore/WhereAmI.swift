@@ -142,7 +142,7 @@ package struct WhereAmI: AsyncParsableCommand {
 
     static func exitStatus(for error: LocationError) -> Int32 {
         switch error.code {
-        case .gpsdUnavailable, .connectionLost: 69
+        case .gpsdUnavailable, .connectionLost, .notGPSD: 69
         case .timedOut, .locationUnknown: 75
         case .invalidRecording: 66
         case .protocolError: 76

@@ -25,6 +25,7 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
             case invalidRecording = "invalid recording"
             case protocolError = "protocol error"
             case resourceUnavailable = "resource unavailable"
+            case notGPSD = "not gpsd"
         }
 
         private let value: Value
@@ -45,6 +46,12 @@ public struct LocationError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The system refused something the manager needs: a thread, a pipe, memory. ``LocationError/errorNumber``
         /// says why (`EMFILE`: too many open files, `EAGAIN`: too many threads, …).
         public static let resourceUnavailable = Code(.resourceUnavailable)
+        /// The server at gpsd's address is not gpsd: what it sent first is not gpsd's JSON (a web server's
+        /// `HTTP/1.0 400 Bad request`, a receiver's NMEA), where gpsd greets every client with its VERSION. The
+        /// address is wrong, and stays so: not transient, the watch ends. (A server that says nothing within
+        /// the connect timeout, or hangs up before greeting, may be a gpsd stopped or full: that is
+        /// ``gpsdUnavailable``, and retried.)
+        public static let notGPSD = Code(.notGPSD)
 
         /// Whether the failure may pass: gpsd could not be reached or the connection broke. A manager reconnects
         /// after these (see ``ReconnectPolicy``); the others end the watch.

@@ -63,6 +63,62 @@ final class GPSDConnection {
         throw lastFailure.locationError(.gpsdUnavailable, "cannot connect to gpsd at \(server)")
     }
 
+    /// Sends `command` (the watch) and waits for the peer's first line, and judges it (``GPSDGreeting``): gpsd
+    /// greets a client at once, whatever it is sent, so a peer that does not within `timeout` of the connection,
+    /// or hangs up first, has not connected. The command goes out first: a peer that is not gpsd may only answer
+    /// one (a web server's "Bad request").
+    /// - Parameters:
+    ///   - wake: the session's pipe; a signal on it makes the wait look at `isClosed`.
+    ///   - timeout: how long the greeting may take; `nil` waits as long as it takes.
+    /// - Returns: every byte received, the greeting first, for the reader; `nil` if `isClosed` became true meanwhile.
+    /// - Throws: ``LocationError/Code/notGPSD`` for a peer whose first line is not gpsd's JSON (the watch ends: the
+    ///   address is wrong); ``LocationError/Code/gpsdUnavailable`` for one that says nothing in time, or hangs up
+    ///   first (gpsd stopped, or with no room for another client: the watch tries again).
+    func awaitGreeting(
+        afterSending command: String, wake: WakePipe, timeout: Duration?, isClosed: () -> Bool
+    ) throws(LocationError) -> [UInt8]? {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        do {
+            try send(command, wake: wake, isClosed: isClosed)
+        } catch {
+            throw hungUpBeforeGreeting(error.errorNumber.map { SystemError(function: "send", number: $0) })
+        }
+        var greeting = GPSDGreeting()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if isClosed() { return nil }
+            let remaining = deadline.map { ContinuousClock.now.duration(to: $0) }
+            if let timeout, let remaining, remaining <= .zero {
+                throw LocationError(
+                    .gpsdUnavailable, "the server at \(server) sent no greeting within \(timeout.secondsText) of "
+                        + "connecting: it is not gpsd, or gpsd is not answering", errorNumber: ETIMEDOUT)
+            }
+            let count: Int?
+            do throws(SystemError) {
+                count = try wake.wait(for: socket, timeout: remaining) ? try Syscall.read(socket, into: &buffer) : nil
+            } catch {
+                throw hungUpBeforeGreeting(error)
+            }
+            guard let count else { continue }   // woken (to close, or with a held-fix request for later)
+            guard count > 0 else { throw hungUpBeforeGreeting(nil) }
+            switch greeting.append(buffer[..<count]) {
+            case .incomplete: continue
+            case .gpsd: return greeting.received
+            case .notGPSD(let line):
+                throw LocationError(
+                    .notGPSD, "the server at \(server) is not gpsd: it answered '\(line)' where gpsd greets with its VERSION")
+            }
+        }
+    }
+
+    /// The peer closed the connection (or reset it: `failure`) before greeting.
+    private func hungUpBeforeGreeting(_ failure: SystemError?) -> LocationError {
+        LocationError(
+            .gpsdUnavailable, "the server at \(server) closed the connection without greeting as gpsd does"
+                + (failure.map { " (\($0))" } ?? "") + ": it is not gpsd, or gpsd has no room for another client",
+            errorNumber: failure?.number)
+    }
+
     /// Sends a command such as `?POLL;`, waiting (interruptibly) while the socket's buffer is full.
     /// - Throws: ``LocationError/Code/connectionLost`` if gpsd has gone.
     func send(_ command: String, wake: WakePipe, isClosed: () -> Bool) throws(LocationError) {

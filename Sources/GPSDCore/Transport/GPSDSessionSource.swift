@@ -3,13 +3,16 @@ import GPSDSystem
 
 /// Reports from a live gpsd, on a thread of its own per session.
 ///
-/// Each session connects (``GPSDConnection``), starts a JSON watch, and then waits in poll(2) on the socket and
-/// its wake pipe: it reads what gpsd sends, and ``ReportReader`` frames the lines and parses each with libgps.
+/// Each session connects (``GPSDConnection``), starts a JSON watch, waits for gpsd's greeting (its VERSION, the
+/// first line gpsd sends: a peer whose first line is not gpsd's JSON is not gpsd, and one that says nothing has
+/// not connected, ``GPSDConnection/awaitGreeting(wake:timeout:isClosed:)``), and then waits in poll(2) on the
+/// socket and its wake pipe: it reads what gpsd sends, and ``ReportReader`` frames the lines and parses each with
+/// libgps. The session connects (``SourceEvent/connected``) when gpsd has greeted it.
 /// Closing the session interrupts the wait (or the connect) at once; a host name lookup cannot be interrupted,
 /// and a session closed during one lets its thread end by itself when the lookup returns.
 package final class GPSDSessionSource: LocationSource {
     let server: GPSDServer
-    /// How long each address may take to take the connection.
+    /// How long each address may take to take the connection, and gpsd to greet it then.
     let connectTimeout: Duration
     let resources: SessionResources
 
@@ -38,18 +41,30 @@ private struct GPSDBytes: ByteSource {
     static let chunkSize = 16 * 1024
     let connection: GPSDConnection
     let reader: ReaderThread
+    /// What came with gpsd's greeting (the greeting first), not yet read.
+    private var greeting: ArraySlice<UInt8>
 
-    /// Connects to `server` and starts a JSON watch; `nil` if the session was closed meanwhile.
+    /// Connects to `server`, starts a JSON watch and waits for gpsd's greeting; `nil` if the session was closed
+    /// meanwhile.
     init?(watching server: GPSDServer, connectTimeout: Duration, on reader: ReaderThread) throws(LocationError) {
         guard let addresses = try reader.uninterruptible({ GPSDConnection.addresses(of: server) })?.get(),
               let connection = try GPSDConnection.connect(
                   to: server, at: addresses, wake: reader.wake, timeout: connectTimeout, isClosed: { reader.isClosed })
         else { return nil }
-        try connection.send(GPSDCommand.watch(device: server.device), wake: reader.wake) { reader.isClosed }
-        (self.connection, self.reader) = (connection, reader)
+        guard let greeting = try connection.awaitGreeting(
+            afterSending: GPSDCommand.watch(device: server.device), wake: reader.wake, timeout: connectTimeout,
+            isClosed: { reader.isClosed })
+        else { return nil }
+        (self.connection, self.reader, self.greeting) = (connection, reader, greeting[...])
     }
 
-    func read(into buffer: inout [UInt8]) throws(LocationError) -> Int? {
+    mutating func read(into buffer: inout [UInt8]) throws(LocationError) -> Int? {
+        if !greeting.isEmpty {
+            let count = min(greeting.count, buffer.count)
+            buffer.replaceSubrange(0..<count, with: greeting.prefix(count))
+            greeting = greeting.dropFirst(count)
+            return count
+        }
         if reader.takeHeldFixRequest() {
             try connection.send(GPSDCommand.poll, wake: reader.wake) { reader.isClosed }
         }

@@ -30,7 +30,9 @@ public final class LocationManager: Sendable {
     /// How long ``requestLocation()`` waits for a fix unless told otherwise: 30 seconds, enough for a warm
     /// receiver to get its first fix.
     public static let defaultRequestTimeout: Duration = .seconds(30)
-    /// How long a connection to gpsd may take before the attempt counts as failed: 5 seconds.
+    /// How long a connection to gpsd may take before the attempt counts as failed: 5 seconds. gpsd's greeting
+    /// (its VERSION, which it sends at once) may take as long again: a server that accepts and says nothing has
+    /// not connected.
     public static let defaultConnectTimeout: Duration = GPSDServer.defaultConnectTimeout
     /// How long without any report before ``status`` is ``LocationStatus/stale(silentFor:)``: 5 seconds.
     public static let defaultStaleTimeout: Duration = .seconds(5)
@@ -52,7 +54,9 @@ public final class LocationManager: Sendable {
     /// Nothing connects until fixes are wanted.
     /// - Parameters:
     ///   - server: where gpsd listens, and optionally which receiver to watch.
-    ///   - connectTimeout: how long an attempt to connect may take (a host that never answers).
+    ///   - connectTimeout: how long an attempt to connect may take (a host that never answers), and then gpsd's
+    ///     greeting (a server that accepts and says nothing). A server whose first line is not gpsd's is not
+    ///     gpsd: the watch ends with ``LocationError/Code/notGPSD``.
     ///   - delegateQueue: where to call the delegate; `nil` makes a serial queue for this manager.
     ///   - metrics: where its ``health`` is reported (``MetricsOptions``): by default to the factory the program
     ///     bootstrapped, with the dimension `server`.
