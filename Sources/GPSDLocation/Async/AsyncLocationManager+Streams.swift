@@ -65,7 +65,12 @@ extension AsyncLocationManager {
         }
         // The stream is its own consumer: the manager hands it its notices, in order, straight to its channel.
         let consumer = outlet(channel)
-        state.withLock { $0.add(id, consumer) }
+        // Registered before it subscribes, under the lock stop() takes: a stop that began first refuses it, and it
+        // ends at once without a subscription; one that begins after finds it.
+        guard state.withLock({ $0.add(id, consumer) }) else {
+            channel.finish()
+            return channel
+        }
         manager.subscribe(id, request, consumer: consumer)
         return channel
     }
@@ -121,6 +126,12 @@ extension AsyncLocationManager {
         startingWithStatus: Bool, keeping: Int, _ select: @escaping @Sendable (ManagerEvent) -> Value?
     ) -> UpdateSequence<Value, Never> {
         let channel = UpdateChannel<Value, Never>(limit: .newest(keeping), pacing: manager.backpressure?.join())
+        // After stop(), nothing more is observed: the sequence ends at once, empty.
+        if state.withLock({ $0.isStopped }) {
+            channel.onTermination { [pacing = channel.pacing] in pacing?.leave() }
+            channel.finish()
+            return UpdateSequence(channel)
+        }
         // The manager calls an observer one call at a time: the lock only makes that visible to the compiler.
         let last = Locked<Value?>(nil)
         let sendIfChanged: @Sendable (ManagerEvent) -> Void = { event in
@@ -139,7 +150,10 @@ extension AsyncLocationManager {
             manager?.removeObserver(id)
             self?.state.withLock { $0.removeObservation(id) }
         }
-        state.withLock { $0.add(observation: { channel.finish() }, as: id) }
+        // Its finisher is recorded under the lock stop() takes: a stop that began since the check above (after the
+        // observer was added) refuses it, and it ends here; one that begins after finds it. Either way no stop
+        // leaves it running.
+        if !state.withLock({ $0.add(observation: { channel.finish() }, as: id) }) { channel.finish() }
         return UpdateSequence(channel)
     }
 }

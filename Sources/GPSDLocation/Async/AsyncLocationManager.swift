@@ -118,7 +118,7 @@ public final class AsyncLocationManager: Sendable {
     ///   (gpsd is not there: a program started without it learns so at once, whether the request or a stream
     ///   started the watch); the manager's ``LocationError`` for a failure that ends
     ///   the watch (see ``LocationManager/reconnectPolicy``); `CancellationError` when the task is cancelled or
-    ///   ``stop()`` is called.
+    ///   ``stop()`` is called, and at once when it was called before.
     public func requestLocation(
         timeout: Duration = AsyncLocationManager.defaultTimeout,
         maximumAge: Duration? = nil,
@@ -140,6 +140,9 @@ public final class AsyncLocationManager: Sendable {
         clock: C
     ) async throws -> Location where C.Duration == Duration {
         try Task.checkCancellation()
+        // After stop(), not even a fix at hand: a request ends as those pending at the stop did. (Registration
+        // below decides it again, under the lock the stop takes.)
+        if state.withLock({ $0.isStopped }) { throw CancellationError() }
         if let maximumAge, let latest = manager.latestFix, let age = latest.age, age <= maximumAge,
            latest.location.meets(desiredAccuracy: desiredAccuracy) {
             return latest.location
@@ -180,6 +183,12 @@ public final class AsyncLocationManager: Sendable {
     /// sequence whose last fixes are being passed on by another thread (the session's, or another `stop()`'s)
     /// finishes when that thread is done with them, which may be just after this returns: read it to its end.
     ///
+    /// The stop is final: a request made afterwards throws `CancellationError` at once, as pending ones do, and a
+    /// sequence made afterwards (of fixes, updates, headings, satellites or status) ends at once, so a task that
+    /// still asks after a shutdown handler's stop does not start the gpsd watch again. A request or sequence made
+    /// while the stop runs ends with it, either way. The ``manager`` underneath is not stopped for good: its
+    /// delegate API goes on, and a new `AsyncLocationManager(manager: gps.manager)` watches again.
+    ///
     /// The caller's thread is never blocked: the wait for the session's thread runs on a thread of this
     /// manager's own (never on Swift's cooperative pool), which resumes the caller when the stop has ended. A stop
     /// that has begun runs to its end: cancelling the caller's task does not cut it short. A synchronous handler
@@ -213,7 +222,7 @@ public final class AsyncLocationManager: Sendable {
         let session = manager.sessionNumber
         // The manager ends the streams: a stream that takes each epoch once gets the epoch it held, then ends. Those
         // it ended, now or before, end by its notices; the rest (not yet subscribed) are finished here.
-        let ended = manager.endSubscriptions(state.withLock { $0.streamIDs })
+        let ended = manager.endSubscriptions(state.withLock { $0.beginStop() })
         let (requests, streams, observations) = state.withLock { $0.takeAll(keeping: Set(ended)) }
         for (id, waiter) in requests { end(waiter, id, with: .failure(CancellationError())) }
         for stream in streams { stream.finish() }

@@ -8,6 +8,10 @@ import GPSDCore
 /// *takes* the waiter out under the lock and hands back its continuation: whoever takes it resumes it, so it is
 /// resumed exactly once. A cancellation that arrives before its request is registered is remembered and
 /// honoured at registration.
+///
+/// ``AsyncLocationManager/stop()`` is final: once it has begun (``beginStop()``), nothing more is registered. A
+/// request, stream or observation stream registers under the lock that the stop's steps take, so each is either
+/// registered before the stop began, and ended by it, or refused, and ended by its caller at once.
 package struct AsyncLocationStateMachine {
     package typealias Continuation = CheckedContinuation<Location, any Error>
 
@@ -22,14 +26,17 @@ package struct AsyncLocationStateMachine {
     private var streams: [SubscriptionID: StreamOutlet] = [:]
     /// Streams of observations (satellites, status), by observer id: each finishes with ``takeAll(keeping:)``.
     private var observations: [Int: @Sendable () -> Void] = [:]
+    /// Whether ``AsyncLocationManager/stop()`` has begun. It never ends.
+    private(set) var isStopped = false
 
     package init() {}
 
     // MARK: Requests
 
-    /// Registers a request's continuation; false if its task was cancelled before it got here.
+    /// Registers a request's continuation; false if its task was cancelled before it got here, or the manager
+    /// was stopped: it is to end with `CancellationError`.
     mutating func register(_ id: SubscriptionID, _ continuation: Continuation) -> Bool {
-        if cancelledEarly.remove(id) != nil { return false }
+        if cancelledEarly.remove(id) != nil || isStopped { return false }
         waiters[id] = Waiter(continuation: continuation)
         return true
     }
@@ -75,28 +82,45 @@ package struct AsyncLocationStateMachine {
 
     // MARK: Streams
 
-    package mutating func add(_ id: SubscriptionID, _ outlet: StreamOutlet) {
+    /// Registers a stream's outlet; false if the manager was stopped: the stream is to end at once.
+    package mutating func add(_ id: SubscriptionID, _ outlet: StreamOutlet) -> Bool {
+        guard !isStopped else { return false }
         streams[id] = outlet
+        return true
     }
 
     mutating func remove(_ id: SubscriptionID) { streams.removeValue(forKey: id) }
 
-    /// An observation stream, known by its observer id and how to finish it.
-    mutating func add(observation finish: @escaping @Sendable () -> Void, as key: Int) { observations[key] = finish }
+    /// An observation stream, known by its observer id and how to finish it; false if the manager was stopped:
+    /// the stream is to end at once.
+    mutating func add(observation finish: @escaping @Sendable () -> Void, as key: Int) -> Bool {
+        guard !isStopped else { return false }
+        observations[key] = finish
+        return true
+    }
 
     mutating func removeObservation(_ key: Int) { observations.removeValue(forKey: key) }
 
     // MARK: Stopping
 
-    /// The subscriptions of the live streams, for the manager to end.
+    /// The subscriptions of the live streams.
     package var streamIDs: [SubscriptionID] { Array(streams.keys) }
 
-    /// ``AsyncLocationManager/stop()``: every request, stream and observation stream, taken out to be ended. A
+    /// ``AsyncLocationManager/stop()`` begins, for good: the subscriptions of the live streams, for the manager to
+    /// end. From now on nothing registers.
+    package mutating func beginStop() -> [SubscriptionID] {
+        isStopped = true
+        return streamIDs
+    }
+
+    /// ``AsyncLocationManager/stop()``, after ``beginStop()``: every request, stream and observation stream, taken
+    /// out to be ended; nothing registers after it either. A
     /// stream whose end the manager decided (`endedByTheManager`: it ended it, now or before) stays, to end when
     /// its last notices arrive; the others (not yet subscribed) are finished by the caller.
     package mutating func takeAll(keeping endedByTheManager: Set<SubscriptionID> = []) -> (
         requests: [(SubscriptionID, Waiter)], streams: [StreamOutlet], observations: [@Sendable () -> Void]
     ) {
+        isStopped = true
         let ending = streams.filter { !endedByTheManager.contains($0.key) }
         defer {
             waiters.removeAll()

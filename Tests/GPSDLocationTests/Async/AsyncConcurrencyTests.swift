@@ -16,7 +16,7 @@ struct AsyncConcurrencyTests {
     /// are done no watch is held.
     @Test func concurrentRequestsStreamsEventsAndCancellationsLeaveNothingBehind() async {
         var random = SplitMix64(seed: Self.seed ^ 0x00C0_FFEE)
-        let rig = AsyncRig()
+        let base = AsyncRig()
         var tally = AsyncTally()
         var consumed = 0
         var problems: [String] = []
@@ -24,6 +24,8 @@ struct AsyncConcurrencyTests {
         var second = 1_000_000
 
         for round in 0..<40 {
+            // One manager throughout; an AsyncLocationManager a round, since a round's stop() is final for it.
+            let rig = base.renewed()
             let specs = (0..<250).map { _ in
                 (desiredAccuracy: Bool.random(using: &random) ? nil : Double(10),
                  maximumAge: Int.random(in: 0..<4, using: &random) == 0 ? Duration.seconds(2) : nil,
@@ -126,6 +128,6 @@ struct AsyncConcurrencyTests {
         #expect(tally.completions == tally.requests)
         #expect(tally.requests == 40 * 250)
         #expect(tally.unexpected == 0)
-        await rig.expectNoWatchHeld(second: &second)
+        await base.renewed().expectNoWatchHeld(second: &second)
     }
 }

@@ -128,8 +128,11 @@ struct AsyncRequestTests {
         #expect(rig.source.closeCount == 1)
         for request in requests { #expect(await request.value == .cancelled) }
         #expect(rig.clock.sleeperCount == 0)
-        // The manager is usable again afterwards.
-        let next = rig.request()
+        // The stop is final: a request afterwards ends as those did, and starts nothing.
+        #expect(await rig.request().value == .cancelled)
+        #expect(rig.source.openCount == 1)
+        // The manager underneath is usable again, through a new AsyncLocationManager.
+        let next = rig.renewed().request()
         await rig.source.waitForOpening(count: 2)
         let fix = Location.sample(second: 1)
         rig.source.send(fix)

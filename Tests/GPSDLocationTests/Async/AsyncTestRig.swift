@@ -48,20 +48,29 @@ extension Location {
 
 /// An `AsyncLocationManager` on a `ScriptedSource`, a `ManualManagerClock` and a `ManualClock` for timeouts.
 struct AsyncRig: Sendable {
-    let source = ScriptedSource()
-    let managerClock = ManualManagerClock()
-    let clock = ManualClock()
+    let source: ScriptedSource
+    let managerClock: ManualManagerClock
+    let clock: ManualClock
     let gps: AsyncLocationManager
 
     /// A rig whose manager reconnects by `reconnect`: by default not at all, so that a failure ends every request
     /// and stream, as the race matrix and the stress models expect. Its session lingers `linger` after the last
     /// one-shot request: by default not at all, so that a request's end closes it at once.
     init(reconnect: ReconnectPolicy = .never, linger: Duration = .zero) {
+        (source, managerClock, clock) = (ScriptedSource(), ManualManagerClock(), ManualClock())
         let manager = LocationManager(source: source, clock: managerClock, jitterSeed: 1)
         manager.reconnectPolicy = reconnect
         manager.sessionLinger = linger
         gps = AsyncLocationManager(manager: manager)
     }
+
+    private init(_ rig: AsyncRig, gps: AsyncLocationManager) {
+        (source, managerClock, clock, self.gps) = (rig.source, rig.managerClock, rig.clock, gps)
+    }
+
+    /// The same source, clocks and manager under a new `AsyncLocationManager`: what a test that goes on after
+    /// `stop()` (which is final for the one it stopped) asks with.
+    func renewed() -> AsyncRig { AsyncRig(self, gps: AsyncLocationManager(manager: gps.manager)) }
 
     /// Starts a request in a task of its own; the task's value is how it ended.
     func request(

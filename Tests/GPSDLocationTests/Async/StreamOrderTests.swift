@@ -46,15 +46,15 @@ struct StreamOrderTests {
 
     @Test func settleLeavesStreamNoticesAlone() {
         var state = AsyncLocationStateMachine()
-        state.add(id, .fixes(UpdateChannel(limit: .unbounded)))
+        _ = state.add(id, .fixes(UpdateChannel(limit: .unbounded)))
         #expect(state.settle([SubscriptionNotice(id: id, event: .location(seven))]).isEmpty)
         #expect(state.streamIDs == [id])
     }
 
     @Test func stopLeavesTheStreamsTheManagerEndedAndFinishesTheRest() {
         var state = AsyncLocationStateMachine()
-        state.add(id, .fixes(UpdateChannel(limit: .unbounded)))
-        state.add(other, .fixes(UpdateChannel(limit: .unbounded)))
+        _ = state.add(id, .fixes(UpdateChannel(limit: .unbounded)))
+        _ = state.add(other, .fixes(UpdateChannel(limit: .unbounded)))
         // The manager ended `id` (its held epoch and end are on their way); `other` was only reserved.
         #expect(state.takeAll(keeping: [id]).streams.count == 1)
         #expect(state.streamIDs == [id])
@@ -62,10 +62,34 @@ struct StreamOrderTests {
         #expect(state.streamIDs.isEmpty)
     }
 
+    @Test("once a stop has begun, nothing registers: a request, a stream and an observation stream are refused")
+    func nothingRegistersAfterAStopBegan() async {
+        var state = AsyncLocationStateMachine()
+        let added = (state.add(id, .fixes(UpdateChannel(limit: .unbounded))), state.add(observation: {}, as: 1))
+        #expect(added.0 && added.1)
+        let ending = state.beginStop()
+        #expect(ending == [id])
+        let refused = (state.add(other, .fixes(UpdateChannel(limit: .unbounded))), state.add(observation: {}, as: 2))
+        #expect(!refused.0 && !refused.1)
+        var registered = true
+        let outcome = await AsyncOutcome.of {
+            try await withCheckedThrowingContinuation { (request: AsyncLocationStateMachine.Continuation) in
+                registered = state.register(other, request)
+                request.resume(throwing: CancellationError())   // as requestLocation does with one refused
+            }
+        }
+        #expect(!registered && outcome == .cancelled)
+        let taken = state.takeAll(keeping: [])
+        #expect(taken.requests.isEmpty && taken.streams.count == 1 && taken.observations.count == 1,
+                "only what registered before the stop")
+        let after = state.add(other, .fixes(UpdateChannel(limit: .unbounded)))
+        #expect(!after, "still, after it")
+    }
+
     @Test func stopFinishesEveryStreamTheManagerDidNotEnd() {
         var state = AsyncLocationStateMachine()
-        state.add(id, .fixes(UpdateChannel(limit: .unbounded)))
-        state.add(other, .fixes(UpdateChannel(limit: .unbounded)))
+        _ = state.add(id, .fixes(UpdateChannel(limit: .unbounded)))
+        _ = state.add(other, .fixes(UpdateChannel(limit: .unbounded)))
         #expect(state.takeAll().streams.count == 2)
         #expect(state.streamIDs.isEmpty)
     }
