@@ -97,7 +97,7 @@ struct RecordContextTests {
         let tpv = #"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"2025-06-01T12:00:16.000Z","lat":52.5218,"#
             + #""lon":13.4134,"altHAE":75.6,"altMSL":36.0,"track":41.4,"magvar":4.1,"speed":13.66}"#
         guard case .fix(let fix) = decoder.decode(Array(tpv.utf8)),
-              case .attitude(let decoded) = decoder.decode(Array(#"{"class":"ATT","device":"/dev/pts/1","heading":\#(heading)}"#.utf8))
+              case .attitude(let decoded, _) = decoder.decode(Array(#"{"class":"ATT","device":"/dev/pts/1","heading":\#(heading)}"#.utf8))
         else { Issue.record("a fix, then a heading"); return }
         let context = RecordContext(fix: fix, heading: decoded, window: .seconds(5))
         try #require(context.heading != nil)
