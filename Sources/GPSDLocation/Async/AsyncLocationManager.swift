@@ -224,7 +224,8 @@ public final class AsyncLocationManager: Sendable {
         // it ended, now or before, end by its notices; the rest (not yet subscribed) are finished here.
         let ended = manager.endSubscriptions(state.withLock { $0.beginStop() })
         let (requests, streams, observations) = state.withLock { $0.takeAll(keeping: Set(ended)) }
-        for (id, waiter) in requests { end(waiter, id, with: .failure(CancellationError())) }
+        // A stop closes the session its requests leave: it does not linger for them.
+        for (id, waiter) in requests { end(waiter, id, with: .failure(CancellationError()), lingering: false) }
         for stream in streams { stream.finish() }
         for finish in observations { finish() }
         manager.settleSessions(upTo: session)
@@ -279,10 +280,13 @@ public final class AsyncLocationManager: Sendable {
 
     /// Ends a request taken out of the state: cancels its timer, gives its subscription (or reservation) back,
     /// then resumes it.
-    private func end(_ waiter: AsyncLocationStateMachine.Waiter?, _ id: SubscriptionID, with result: Result<Location, any Error>) {
+    private func end(
+        _ waiter: AsyncLocationStateMachine.Waiter?, _ id: SubscriptionID, with result: Result<Location, any Error>,
+        lingering: Bool = true
+    ) {
         guard let waiter else { return }
         waiter.timeout?.cancel()
-        manager.unsubscribe(id)
+        manager.unsubscribe(id, lingering: lingering)
         waiter.continuation.resume(with: result)
     }
 }

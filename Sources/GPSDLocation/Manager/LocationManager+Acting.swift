@@ -40,9 +40,11 @@ extension LocationManager {
     /// of the task (and of the tasks it descends from), and a session's thread resuming one of those tasks waits
     /// for that lock. The decision is made here; closing the session it may decide (which joins the session's
     /// thread) runs on a thread of its own. ``settleSessions(upTo:)``, and so every stop, still waits for it.
+    /// A one-shot request given back lets the session linger (``sessionLinger``), unless `lingering` is false: a stop
+    /// that ends it closes the session.
     @discardableResult
-    package func unsubscribe(_ id: SubscriptionID) -> EndedSubscription? {
-        let (subscription, decision) = storage.unsubscribe(id)
+    package func unsubscribe(_ id: SubscriptionID, lingering: Bool = true) -> EndedSubscription? {
+        let (subscription, decision) = storage.unsubscribe(id, lingering: lingering)
         guard decision.opensOrClosesASession else {
             perform(decision)
             return subscription

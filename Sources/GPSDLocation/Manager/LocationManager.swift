@@ -132,6 +132,8 @@ public final class LocationManager: Sendable {
         self.storage = ManagerStorage(
             requestTimeout: Self.defaultRequestTimeout, jitterSeed: jitterSeed, backpressure: source.backpressure,
             clock: clock, metrics: metrics.isEnabled ? HealthMetrics(metrics, source: dimensions) : nil)
+        // A replay plays only while something wants it: lingering, it would play on with no one listening.
+        if source.backpressure != nil { storage.configure { $0.sessionLinger = .zero } }
     }
 
     deinit {
@@ -188,8 +190,9 @@ public final class LocationManager: Sendable {
     }
 
     /// How long the gpsd session stays open after the last one-shot request leaves it (with its fix, its timeout or
-    /// its cancellation) while nothing else wants fixes. Defaults to ``defaultSessionLinger``; zero closes it at
-    /// once, a century or more keeps it open. A negative duration is taken as zero.
+    /// its cancellation) while nothing else wants fixes. Defaults to ``defaultSessionLinger`` for a live gpsd, and to
+    /// zero for a recording (a replay plays only while something wants it); zero closes it at once, a century or more
+    /// keeps it open. A negative duration is taken as zero.
     ///
     /// A loop of ``AsyncLocationManager/requestLocation(timeout:maximumAge:desiredAccuracy:)`` calls (or of
     /// ``requestLocation()``) then holds one session: each request waits only for the receiver's next fix, not for

@@ -76,8 +76,9 @@ extension LocationManagerStateMachine {
 
     /// Gives an id back: a reservation is dropped, a live subscription ends. Returns what a live subscription
     /// had seen, or `nil` if it had ended already (or never subscribed).
-    mutating func unsubscribe(_ id: SubscriptionID) -> (EndedSubscription, Decision)? {
-        let isOneShot = subscriptions.subscriptions[id]?.isOneShot == true
+    /// `lingering`: whether a one-shot request's leaving lets the session linger (not when a stop ends it).
+    mutating func unsubscribe(_ id: SubscriptionID, lingering: Bool = true) -> (EndedSubscription, Decision)? {
+        let isOneShot = lingering && subscriptions.subscriptions[id]?.isOneShot == true
         guard var ended = subscriptions.unsubscribe(id) else { return nil }
         ended.status = status.current
         ended.obstacle = status.current.obstacle(lastFailure: session.lastFailure)

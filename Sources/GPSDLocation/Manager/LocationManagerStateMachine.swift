@@ -11,7 +11,8 @@ import GPSDCore
 /// - ``EpochAssembly``: one fix per receiver epoch, joined with its GST; the newest fix; statistics.
 ///
 /// A session is wanted while the table is not empty; every change of that goes through ``demandChanged()``, the
-/// one place that opens and closes sessions. The inputs are in the extensions: the consumers' (+Consumers) and
+/// one place that opens and closes sessions for demand (an open session that the last one-shot request left lingers
+/// there, and its linger's timer closes it: ``lingerTimerFired(_:)``). The inputs are in the extensions: the consumers' (+Consumers) and
 /// the session's (+Session).
 struct LocationManagerStateMachine {
     var session: SessionStateMachine
@@ -98,7 +99,11 @@ struct LocationManagerStateMachine {
 
     /// What opening session `next` means: a fresh start forgets the epochs; status says which attempt it is.
     mutating func open(_ next: SessionStateMachine.SessionToOpen, into decision: inout Decision) {
-        if next.isFreshStart { epochs.startAfresh() }
+        if next.isFreshStart {
+            epochs.startAfresh()
+            // The new watch has not reached gpsd: requests made while the last one closed fail with its first attempt.
+            subscriptions.watchBegan()
+        }
         // The next session's headings start the watch anew; a heading held from before is not current until one
         // of the new session comes, which ends the silence.
         headingWatch.reset(silent: heading != nil)

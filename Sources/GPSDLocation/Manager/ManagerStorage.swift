@@ -242,8 +242,10 @@ final class ManagerStorage: Sendable {
         return subscribed ? decision : nil
     }
 
-    func unsubscribe(_ id: SubscriptionID) -> (EndedSubscription?, Decision) {
-        decide { state -> (EndedSubscription?, Decision) in state.machine.unsubscribe(id) ?? (nil, Decision()) }
+    func unsubscribe(_ id: SubscriptionID, lingering: Bool) -> (EndedSubscription?, Decision) {
+        decide { state -> (EndedSubscription?, Decision) in
+            state.machine.unsubscribe(id, lingering: lingering) ?? (nil, Decision())
+        }
     }
 
     func endSubscriptions(_ ids: [SubscriptionID]) -> ([SubscriptionID], Decision) {

@@ -136,6 +136,13 @@ struct SubscriptionTable {
 
     // MARK: Connection and ends
 
+    /// A watch begins afresh: no one-shot request waiting has seen it reach gpsd.
+    mutating func watchBegan() {
+        for index in subscriptions.entries.indices where subscriptions.entries[index].isOneShot {
+            subscriptions.entries[index].sawConnection = false
+        }
+    }
+
     /// The session connected: the one-shot requests waiting have seen a connection.
     mutating func sessionConnected() {
         for index in subscriptions.entries.indices where subscriptions.entries[index].isOneShot {

@@ -15,6 +15,8 @@ struct LingerTests {
         #expect(LocationManager.defaultSessionLinger == .seconds(3))
         manager.sessionLinger = .seconds(-1)
         #expect(manager.sessionLinger == .zero, "a negative linger is none")
+        let replay = LocationManager(recording: Array("{}\n".utf8), named: "replay", pace: .asFastAsPossible)
+        #expect(replay.sessionLinger == .zero, "a replay plays only while something wants it")
     }
 
     @Test("async: 30 sequential requests hold one session, one connection, and one status")
