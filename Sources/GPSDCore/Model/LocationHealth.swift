@@ -35,9 +35,9 @@ public struct LocationHealth: Sendable, Hashable {
     /// How long ago the receiver measured the newest fix, as of the read (``Location/Arrival/delay`` and the
     /// time since it arrived); `nil` before the first fix, or when the fix's delay is not known.
     public var lastFixAge: Duration?
-    /// Elements the buffers of this manager's streams dropped because their consumers had not taken them (a live
-    /// gpsd's `updates()`, `liveUpdates()` and `headingUpdates()` with a bounded `bufferingPolicy`; a replay waits
-    /// for its consumers instead, and drops nothing).
+    /// Elements the buffers of this manager's streams dropped because their consumers had not taken them in time (a
+    /// live gpsd's `updates()`, `liveUpdates()` and `headingUpdates()`, by default those that waited more than 2 s
+    /// beyond the newest 16, or beyond 1024); a replay waits for its consumers instead, and drops nothing.
     public var streamDrops: Int
 
     /// What was dropped in all: fixes rejected (``ReportStatistics/rejectedFixes``), lines skipped

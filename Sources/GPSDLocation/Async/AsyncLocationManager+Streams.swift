@@ -12,10 +12,14 @@ extension AsyncLocationManager {
     /// device) ends it by throwing a ``LocationError``; the end of a recording ends it normally.
     ///
     /// A live gpsd cannot wait for a consumer that falls behind: the sequence keeps what `bufferingPolicy` says
-    /// and counts the fixes it drops in ``UpdateSequence/droppedCount``. A replay waits instead, at any pace: it
-    /// hands on no further report while this sequence (or any other consumer of the manager) has 16 fixes it has
-    /// not taken, so the sequence drops nothing and buffers at most those and the fixes of one read of the
-    /// recording; `bufferingPolicy` does not apply. A sequence paces the replay until it ends, its task is
+    /// and counts the fixes it drops in ``UpdateSequence/droppedCount``. By default it keeps what a consumer that
+    /// keeps up will take, and bounds what one that does not holds (the rule: ``UpdateSequence``): the newest 16
+    /// fixes, and beyond them every fix that has waited 2 seconds or less, at most 1024. So the backlog gpsd sends
+    /// in one burst after a stall reaches whole a consumer that takes each fix within 2 s.
+    ///
+    /// A replay waits instead, at any pace: it hands on no further report while this sequence (or any other
+    /// consumer of the manager) has 16 fixes it has not taken, so the sequence drops nothing and buffers at most
+    /// those and the fixes of one read of the recording; `bufferingPolicy` does not apply. A sequence paces the replay until it ends, its task is
     /// cancelled, or its iterator goes (then, if the sequence is kept, it buffers what comes without holding the
     /// replay back).
     ///
@@ -30,14 +34,14 @@ extension AsyncLocationManager {
     ///   - delivery: each epoch as its reports come (``EpochDelivery/asReported``, the default: a fix again
     ///     when a later report of its epoch adds a value), or once, complete, when it is over
     ///     (``EpochDelivery/oncePerEpoch``: what a logger wants).
-    ///   - bufferingPolicy: what to keep from a live gpsd for a consumer that falls behind; by default
-    ///     ``defaultBufferingPolicy``, the newest 16. A replay keeps everything, and waits.
+    ///   - bufferingPolicy: what to keep from a live gpsd for a consumer that falls behind: a policy means what it
+    ///     says (`.bufferingNewest(16)`, the newest 16 whatever the burst); `nil`, the default, keeps the newest 16
+    ///     and any fix that has waited 2 s or less, at most 1024. A replay keeps everything, and waits.
     public func updates(
         desiredAccuracy: Double? = nil,
         distanceFilter: Double? = nil,
         delivery: EpochDelivery = .asReported,
-        bufferingPolicy: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy =
-            AsyncLocationManager.defaultBufferingPolicy
+        bufferingPolicy: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy? = nil
     ) -> LocationUpdates {
         LocationUpdates(subscribed(
             .continuous(desiredAccuracy: desiredAccuracy, distanceFilter: distanceFilter, delivery: delivery),
@@ -51,7 +55,8 @@ extension AsyncLocationManager {
         outlet: (UpdateChannel<Element, any Error>) -> StreamOutlet
     ) -> UpdateChannel<Element, any Error> {
         let channel = UpdateChannel<Element, any Error>(
-            limit: limit, pacing: manager.backpressure?.join(), onDrop: { [manager] in manager.streamDropped($0) })
+            limit: limit, pacing: manager.backpressure?.join(), onDrop: { [manager] in manager.streamDropped($0) },
+            clock: manager.clock)
         let id = manager.reserveSubscription()
         // The termination handler goes in first: the channel can end (stop(), a failure) before this returns. It
         // holds this object strongly, so a sequence outlives the manager value it came from; the cycle ends with
@@ -86,9 +91,9 @@ extension AsyncLocationManager {
     /// view is stamped with the time of a fix from before. When the receiver goes, or loses its fix, an empty view
     /// of it follows (no satellites, counts 0), and ``LocationManager/sky`` becomes `nil`. Observing does not by
     /// itself start the gpsd watch. The sequence ends with ``stop()``, when this manager value is released, or as
-    /// every stream does (``UpdateSequence``). From a live gpsd, a consumer that falls more than 16 views behind
-    /// loses the oldest; a replay waits for it instead, as for
-    /// ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``, so it gets every view.
+    /// every stream does (``UpdateSequence``). From a live gpsd, it keeps for a consumer that falls behind what
+    /// ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)`` keeps by default: the newest 16 views,
+    /// and any that has waited 2 s or less, at most 1024; a replay waits for it instead, so it gets every view.
     ///
     /// ```swift
     /// for await sky in gps.satelliteUpdates() {
@@ -96,16 +101,17 @@ extension AsyncLocationManager {
     /// }
     /// ```
     public func satelliteUpdates() -> SatelliteUpdates {
-        observations(startingWithStatus: false, keeping: 16) { event in
+        observations(startingWithStatus: false) { event in
             guard case .satellites(let view) = event else { return nil }
             return view
         }
     }
 
     /// The manager's ``LocationManager/status``: the current one first, then each change (connecting,
-    /// connected, waiting for a fix, fix lost, stale, reconnecting, …), in the order they happened. A consumer
-    /// that falls more than 16 changes behind a live gpsd loses the oldest; a replay waits for it instead, as for
-    /// ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``. Observing does not by itself start
+    /// connected, waiting for a fix, fix lost, stale, reconnecting, …), in the order they happened. From a live
+    /// gpsd, it keeps for a consumer that falls behind what ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)``
+    /// keeps by default (the newest 16 changes, and any that has waited 2 s or less, at most 1024); a replay waits
+    /// for it instead. Observing does not by itself start
     /// the gpsd watch. The sequence ends with ``stop()``, when this manager value is released, or as every stream
     /// does (``UpdateSequence``).
     ///
@@ -113,19 +119,20 @@ extension AsyncLocationManager {
     /// for await status in gps.statusUpdates() { print("gps:", status) }
     /// ```
     public func statusUpdates() -> StatusUpdates {
-        observations(startingWithStatus: true, keeping: 16) { event in
+        observations(startingWithStatus: true) { event in
             guard case .status(let status) = event else { return nil }
             return status
         }
     }
 
     /// A stream of what `select` takes from the manager's observations, in the order the manager decided them,
-    /// each value once in a row, the newest `keeping` of them buffered (a replay keeps all, and waits for the
+    /// each value once in a row, buffered as the streams are by default (a replay keeps all, and waits for the
     /// consumer); with `startingWithStatus`, the status at registration first.
     private func observations<Value: Sendable & Equatable>(
-        startingWithStatus: Bool, keeping: Int, _ select: @escaping @Sendable (ManagerEvent) -> Value?
+        startingWithStatus: Bool, _ select: @escaping @Sendable (ManagerEvent) -> Value?
     ) -> UpdateSequence<Value, Never> {
-        let channel = UpdateChannel<Value, Never>(limit: .newest(keeping), pacing: manager.backpressure?.join())
+        let channel = UpdateChannel<Value, Never>(
+            limit: .recent(.default), pacing: manager.backpressure?.join(), clock: manager.clock)
         // After stop(), nothing more is observed: the sequence ends at once, empty.
         if state.withLock({ $0.isStopped }) {
             channel.onTermination { [pacing = channel.pacing] in pacing?.leave() }

@@ -32,9 +32,9 @@ public final class AsyncLocationManager: Sendable {
     /// ```
     public static let noTimeout: Duration = .never
 
-    /// The default buffering of ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)`` from a live
-    /// gpsd: the newest 16 fixes, so a consumer that falls behind skips old fixes instead of growing memory. (A
-    /// replay waits for its consumers instead, and drops nothing.)
+    /// What ``updates(desiredAccuracy:distanceFilter:delivery:bufferingPolicy:)`` kept by default before its
+    /// default kept a burst for a consumer that keeps up: the newest 16 fixes, whatever came at once.
+    @available(*, deprecated, message: "Leave bufferingPolicy out (nil) for the default, which keeps the newest 16 and any fix that waited 2 s or less, at most 1024; .bufferingNewest(16) still keeps only the newest 16")
     public static let defaultBufferingPolicy: AsyncThrowingStream<Location, any Error>.Continuation.BufferingPolicy =
         .bufferingNewest(16)
 

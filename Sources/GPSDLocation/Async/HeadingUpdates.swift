@@ -1,8 +1,9 @@
 import GPSDCore
 
 extension AsyncLocationManager {
-    /// The default buffering of ``headingUpdates(filter:bufferingPolicy:)`` from a live gpsd: the newest 16
-    /// headings. (A replay waits for its consumers instead, and drops nothing.)
+    /// What ``headingUpdates(filter:bufferingPolicy:)`` kept by default before its default kept a burst for a
+    /// consumer that keeps up: the newest 16 headings, whatever came at once.
+    @available(*, deprecated, message: "Leave bufferingPolicy out (nil) for the default, which keeps the newest 16 and any heading that waited 2 s or less, at most 1024; .bufferingNewest(16) still keeps only the newest 16")
     public static let defaultHeadingBufferingPolicy: AsyncThrowingStream<Heading, any Error>.Continuation.BufferingPolicy =
         .bufferingNewest(16)
 
@@ -25,12 +26,12 @@ extension AsyncLocationManager {
     /// - Parameters:
     ///   - filter: degrees a heading must differ from the last delivered (350° and 10° differ by 20°); `nil` or 0
     ///     delivers every one. 1 by default, as CoreLocation's `headingFilter`.
-    ///   - bufferingPolicy: what to keep from a live gpsd for a consumer that falls behind; by default
-    ///     ``defaultHeadingBufferingPolicy``, the newest 16. A replay keeps everything, and waits.
+    ///   - bufferingPolicy: what to keep from a live gpsd for a consumer that falls behind: a policy means what it
+    ///     says; `nil`, the default, keeps the newest 16 headings and any that has waited 2 s or less, at most 1024
+    ///     (the rule: ``UpdateSequence``). A replay keeps everything, and waits.
     public func headingUpdates(
         filter: Double? = 1,
-        bufferingPolicy: AsyncThrowingStream<Heading, any Error>.Continuation.BufferingPolicy =
-            AsyncLocationManager.defaultHeadingBufferingPolicy
+        bufferingPolicy: AsyncThrowingStream<Heading, any Error>.Continuation.BufferingPolicy? = nil
     ) -> HeadingUpdates {
         HeadingUpdates(subscribed(.headings(filter: filter), limit: .init(bufferingPolicy), outlet: StreamOutlet.headings))
     }

@@ -10,7 +10,8 @@ import GPSDSystem
 /// `AsyncThrowingStream` takes its lock and may resume its consumer for each element.)
 ///
 /// Like an `AsyncThrowingStream`: a waiting consumer gets the first element that comes, whatever the ``Limit``
-/// (it waits only while nothing is buffered); the buffer keeps what its ``Limit`` says and counts what it drops;
+/// (it waits only while nothing is buffered); the buffer keeps what its ``Limit`` says and counts what it drops
+/// (the streams' default, ``Limit/recent(_:)``, is the channel's own: no `AsyncThrowingStream` policy keeps that);
 /// a finish lets the consumer take what is buffered, then ends the iteration (or throws the error it finished
 /// with); the consumer's task cancelled, while it waits or before it asks, ends the channel as a finish does; the
 /// sequence and every iterator of it gone ends it and drops what it held. Either way the termination handler runs
@@ -23,8 +24,16 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
         case newest(Int)
         /// The oldest `n`: a new one is dropped.
         case oldest(Int)
+        /// The newest, and any that has waited less than a while, up to a ceiling (``BacklogBound``): a reader
+        /// that keeps up gets a whole burst, one that does not holds bounded memory. The streams' default.
+        case recent(BacklogBound)
 
-        init<T>(_ policy: AsyncThrowingStream<T, any Error>.Continuation.BufferingPolicy) {
+        /// What `policy` says; `nil`, the default: ``recent(_:)`` by ``BacklogBound/default``.
+        init<T>(_ policy: AsyncThrowingStream<T, any Error>.Continuation.BufferingPolicy?) {
+            guard let policy else {
+                self = .recent(.default)
+                return
+            }
             switch policy {
             case .bufferingNewest(let count): self = .newest(max(0, count))
             case .bufferingOldest(let count): self = .oldest(max(0, count))
@@ -43,10 +52,18 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
         case dropped
     }
 
+    /// An element not yet taken, and when it came (by the channel's clock; zero unless its limit is timed).
+    private struct Slot {
+        var element: Element
+        var arrival: Duration
+    }
+
     private struct State {
         /// Elements not yet taken: `buffer[head...]`.
-        var buffer: [Element] = []
+        var buffer: [Slot] = []
         var head = 0
+        /// When the newest element came: a later one is stamped no earlier.
+        var lastArrival = Duration.zero
         /// The consumer, suspended until an element or the end comes.
         var waiter: UnsafeContinuation<Result<Element?, Failure>, Never>?
         /// How the channel ended, once it has: the consumer takes what is buffered, then this.
@@ -65,33 +82,39 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
 
         mutating func takeFirst() -> Element? {
             guard head < buffer.count else { return nil }
-            let element = buffer[head]
-            head += 1
+            let element = buffer[head].element
+            removeFirst(1)
+            return element
+        }
+
+        /// Lets the oldest `count` buffered go, taken or dropped.
+        mutating func removeFirst(_ count: Int) {
+            head += count
             if head == buffer.count {
                 buffer.removeAll(keepingCapacity: true)
                 head = 0
             } else if head >= 64, head * 2 >= buffer.count {
-                buffer.removeFirst(head)   // what was taken, once it is at least half the storage
+                buffer.removeFirst(head)   // what has gone, once it is at least half the storage
                 head = 0
             }
-            return element
         }
 
         /// Hands `element` to the waiting consumer, if any, whatever `limit` says, as an `AsyncThrowingStream`
         /// does (even one that buffers nothing): it waits only while nothing is buffered, so nothing is passed over.
-        /// Otherwise keeps it as `limit` says.
-        mutating func receive(_ element: Element, _ limit: Limit) -> Received {
-            guard let waiter else { return keep(element, limit) ? .kept : .dropped }
+        /// Otherwise keeps it, come at `arrival`, as `limit` says.
+        mutating func receive(_ element: Element, _ limit: Limit, at arrival: Duration) -> Received {
+            guard let waiter else { return keep(Slot(element: element, arrival: arrival), limit) ? .kept : .dropped }
             self.waiter = nil
             yielded += 1
             return .handed(waiter)
         }
 
-        /// Keeps `element` as `limit` says; returns whether it was kept.
-        mutating func keep(_ element: Element, _ limit: Limit) -> Bool {
+        /// Keeps `element` as `limit` says; returns whether it was kept. (``Limit/recent(_:)`` keeps it here, and
+        /// ``trim(_:at:)`` drops what has waited too long once the whole batch is in.)
+        mutating func keep(_ element: Slot, _ limit: Limit) -> Bool {
             yielded += 1
             switch limit {
-            case .unbounded: break
+            case .unbounded, .recent: break
             case .newest(let capacity):
                 guard capacity > 0 else {
                     dropped += 1
@@ -111,6 +134,14 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
             }
             buffer.append(element)
             return true
+        }
+
+        /// Drops, oldest first, what `bound` does not keep at `now`.
+        mutating func trim(_ bound: BacklogBound, at now: Duration) {
+            let excess = bound.excess(count: count, now: now) { buffer[head + $0].arrival }
+            guard excess > 0 else { return }
+            removeFirst(excess)
+            dropped += excess
         }
 
         /// Ends the channel, unless it has ended: the handler to run, and the waiting consumer to resume with
@@ -145,6 +176,8 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
     private let state: Locked<State>
     /// What the buffer keeps once no replay waits for the consumer (a live gpsd's, always).
     private let limit: Limit
+    /// What times the elements' waits, for ``Limit/recent(_:)``: the manager's clock.
+    private let clock: any ManagerClock
     /// The consumer's account with a replay, which waits while it has too many elements not taken; `nil` live.
     let pacing: PacedConsumer?
     /// Told how many elements a send dropped.
@@ -154,8 +187,13 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
     ///   - limit: what to keep for a consumer that falls behind; a paced channel keeps everything.
     ///   - pacing: the consumer's account with a replay; `nil` for a live source.
     ///   - onDrop: told, after the lock is released, how many elements a send dropped (the manager's health).
-    package init(limit: Limit, pacing: PacedConsumer? = nil, onDrop: (@Sendable (Int) -> Void)? = nil) {
+    ///   - clock: what times the elements' waits for ``Limit/recent(_:)`` (the manager's; a manual one in tests).
+    package init(
+        limit: Limit, pacing: PacedConsumer? = nil, onDrop: (@Sendable (Int) -> Void)? = nil,
+        clock: any ManagerClock = SystemManagerClock()
+    ) {
         self.limit = limit
+        self.clock = clock
         self.pacing = pacing
         self.onDrop = onDrop
         state = Locked(State(paced: pacing != nil))
@@ -195,18 +233,24 @@ package final class UpdateChannel<Element: Sendable, Failure: Error>: Sendable {
         _ events: Events, end: Result<Void, Failure>?, _ transform: (Events.Element) -> Element?
     ) {
         typealias Waiter = (UnsafeContinuation<Result<Element?, Failure>, Never>, Result<Element?, Failure>)
+        // Read before the lock: sends come from one thread at a time, and a later one is stamped no earlier anyway.
+        let now: Duration = if case .recent = limit { clock.now } else { .zero }
         let (woken, handler, dropped) = state.withLock { state -> (Waiter?, (@Sendable () -> Void)?, Int) in
             guard state.end == nil else { return (nil, nil, 0) }
             let droppedBefore = state.dropped
             var received = false
             var woken: Waiter?
+            let limit = state.paced ? .unbounded : self.limit
+            let arrival = max(now, state.lastArrival)
+            state.lastArrival = arrival
             for event in events {
                 guard let element = transform(event) else { continue }
                 received = true
-                if case .handed(let waiter) = state.receive(element, state.paced ? .unbounded : limit) {
+                if case .handed(let waiter) = state.receive(element, limit, at: arrival) {
                     woken = (waiter, .success(element))
                 }
             }
+            if received, case .recent(let bound) = limit { state.trim(bound, at: arrival) }
             let dropped = state.dropped - droppedBefore
             // The buffer's depth, told the replay under the lock, so that its reports come in the order of changes.
             if received, state.paced { pacing?.buffered(state.count) }

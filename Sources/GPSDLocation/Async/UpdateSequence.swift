@@ -11,6 +11,21 @@ import GPSDCore
 /// gpsd's would be, for an iterator made later); when the sequence and its iterators are gone, the stream ends and
 /// what it held is dropped.
 ///
+/// ## What a live gpsd's stream keeps
+/// A live gpsd cannot wait for a consumer that falls behind, and after a stall it sends its backlog in one burst
+/// (an 8 s stall of a 10 Hz receiver: 80 epochs at once). Unless told otherwise (a `bufferingPolicy` means what it
+/// says), a stream bounds what its consumer has not taken by how long it has waited, so that a consumer that keeps
+/// up gets all of a burst and one that does not holds bounded memory:
+/// - the newest 16 are kept, whatever their age;
+/// - beyond them, an element is kept while it has waited 2 seconds or less since the manager handed it on; one that
+///   has waited longer is dropped, oldest first, when a newer one comes;
+/// - never more than 1024 are kept: beyond that the oldest are dropped, whatever their age.
+///
+/// A consumer that takes each element within 2 s of its coming loses none of a burst of up to 1024. One that never
+/// reads holds the newest 16 or what came in the last 2 s, whichever is more (about 20 fixes at 10 Hz), and at most
+/// 1024. It never drops what `.bufferingNewest(16)` would keep. What is dropped is counted in ``droppedCount``, and
+/// for fixes, timelines and headings in the manager's ``LocationHealth/streamDrops`` too.
+///
 /// ```swift
 /// let updates = gps.updates()
 /// for try await fix in updates {
@@ -23,7 +38,8 @@ public struct UpdateSequence<Element: Sendable, Failure: Error>: AsyncSequence, 
 
     init(_ channel: UpdateChannel<Element, Failure>) { reference = ChannelReference(channel) }
 
-    /// How many elements were dropped so far because the consumer had not taken them when the buffer was full.
+    /// How many elements were dropped so far because the consumer had not taken them in time (what the stream keeps:
+    /// above).
     /// Always 0 for a replay the consumer is iterating. A condition told once (``LocationUpdate/sourceRestarted``,
     /// a ``LocationUpdate/rejection`` beginning) can be among a timeline's: a consumer that falls behind should read
     /// the conditions of the update it gets, and this count.

@@ -239,14 +239,19 @@ struct AsyncUpdatesTests {
         #expect(try await collect(updates) == Array(fixes.prefix(4)))
     }
 
-    @Test func theDefaultPolicyKeepsTheNewestSixteen() async throws {
+    /// The newest 16, and beyond them what has waited 2 s or less by the manager's clock (``StreamBacklogTests``
+    /// has the bursts).
+    @Test func theDefaultPolicyKeepsWhatHasWaitedTwoSecondsOrLessBeyondTheNewestSixteen() async throws {
         let rig = AsyncRig()
         let updates = rig.gps.updates()
         let fixes = (0..<100).map { Location.sample(second: $0) }
-        for fix in fixes { rig.source.send(fix) }
+        for fix in fixes.prefix(50) { rig.source.send(fix) }
+        rig.managerClock.advance(by: .seconds(3))
+        for fix in fixes.suffix(50) { rig.source.send(fix) }
         await rig.gps.stop()
 
-        #expect(try await collect(updates) == Array(fixes.suffix(16)))
+        #expect(try await collect(updates) == Array(fixes.suffix(50)))
+        #expect(updates.droppedCount == 50)
     }
 
     // MARK: Events while a sequence registers

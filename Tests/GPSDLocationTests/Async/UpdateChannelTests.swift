@@ -569,6 +569,7 @@ private struct Reference {
             case .unbounded: .unbounded
             case .newest(let count): .bufferingNewest(count)
             case .oldest(let count): .bufferingOldest(count)
+            case .recent: preconditionFailure("no AsyncThrowingStream policy keeps what .recent keeps")
             }
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Int.self, bufferingPolicy: policy)
         self.continuation = continuation

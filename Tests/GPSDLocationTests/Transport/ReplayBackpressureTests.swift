@@ -99,7 +99,9 @@ struct ReplayBackpressureTests {
 
     @Test func aSequenceWhoseIteratorGoesNoLongerHoldsTheReplayBack() async throws {
         let (gps, backpressure) = replay()
-        let kept = gps.updates()   // first: the replay's first read is handed to it
+        // First: the replay's first read is handed to it. Its own policy, the newest 16: the default would keep all
+        // 800, come at one instant of the manual clock.
+        let kept = gps.updates(bufferingPolicy: .bufferingNewest(16))
         let reader = gps.updates()
         do {
             var iterator = kept.makeAsyncIterator()
