@@ -37,7 +37,8 @@ public struct LocationHealth: Sendable, Hashable {
     public var lastFixAge: Duration?
     /// Elements the buffers of this manager's streams dropped because their consumers had not taken them in time (a
     /// live gpsd's `updates()`, `liveUpdates()` and `headingUpdates()`, by default those that waited more than 2 s
-    /// beyond the newest 16, or beyond 1024); a replay waits for its consumers instead, and drops nothing.
+    /// beyond the newest 16, or beyond 1024), and the fixes, headings and views its delegate's backlog dropped the
+    /// same way; a replay waits for its consumers instead, and drops nothing.
     public var streamDrops: Int
 
     /// What was dropped in all: fixes rejected (``ReportStatistics/rejectedFixes``), lines skipped

@@ -1,6 +1,6 @@
 /// What a consumer that falls behind a live gpsd keeps by default, so that a reader that keeps up gets every
 /// element, however many come at once, and one that does not still holds bounded memory. The default buffering of
-/// every stream (``UpdateChannel/Limit/recent(_:)``).
+/// every stream (``UpdateChannel/Limit/recent(_:)``) and of the delegate's backlog (``DelegateOutbox``).
 ///
 /// A live gpsd cannot be held back (a replay is, and drops nothing), so the bound is on what waits, counted by the
 /// time it has waited, between two watermarks, as swift-nio's `NIOAsyncSequenceProducerBackPressureStrategies`

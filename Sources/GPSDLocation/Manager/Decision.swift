@@ -11,7 +11,8 @@ extension LocationManagerStateMachine {
     /// timers are set; the session's opening or closing comes last, as it may wait for a thread, so that it never
     /// holds a consumer's notices back. A decision opens or closes at most one session.
     struct Decision {
-        /// Delegate calls, in the order decided.
+        /// Delegate calls, in the order decided. Once the decision is made, those that wait in the delegate's
+        /// outbox as calls of their own (``DelegateOutbox``: a fix may join a call that waits there).
         var delegateCalls: [DelegateCall] = []
         /// Each consumer's notices, one batch per consumer.
         var notifications = Notifications()

@@ -1,13 +1,13 @@
 import GPSDCore
 
 /// Deliveries decided under a lock and made outside it, in the order they were decided, whichever threads
-/// decided them: the delegate's calls (``LocationManager``) and the geofence monitor's subscribers
-/// (``GeofenceMonitor``). (The manager's consumers have hand-overs of their own in ``ManagerStorage``.)
+/// decided them: the geofence monitor's subscribers (``GeofenceMonitor``). (The manager's consumers have
+/// hand-overs of their own in ``ManagerStorage``, and its delegate an outbox, ``DelegateOutbox``.)
 ///
 /// Two ways to drain it. One item at a time (``popFirst()``), by a serial consumer that was told once for each
-/// item queued: the delegate queue runs one block per call. Or by one thread at a time: the thread that queues
-/// items and finds nobody delivering claims the queue (``claim()``) and takes batches (``takeAll()``) until none
-/// is left; items other threads queue meanwhile go to it, so they are never delivered out of order or at once.
+/// item queued. Or by one thread at a time: the thread that queues items and finds nobody delivering claims the
+/// queue (``claim()``) and takes batches (``takeAll()``) until none is left; items other threads queue meanwhile
+/// go to it, so they are never delivered out of order or at once.
 struct DeliveryQueue<Item> {
     private var items: [Item] = []
     private var head = 0
@@ -59,27 +59,5 @@ struct DeliveryQueue<Item> {
         items = []
         head = 0
         return taken
-    }
-}
-
-/// A delegate call a ``LocationManager`` decided, with the generation it was decided in: a call of an earlier
-/// generation than the manager's (a stop came in between) is not made.
-struct DelegateCall {
-    enum Kind {
-        case locations([Location])
-        case failure(LocationError)
-        case status(LocationStatus)
-        case rejection(FixRejection)
-        case heading(Heading)
-        case satellites(SkyView)
-    }
-
-    var kind: Kind
-    /// The generation it was decided in: the heading generation for a heading.
-    var generation: Int
-
-    /// Whether ``LocationManager/stopUpdatingHeading()`` drops it, rather than ``LocationManager/stopUpdatingLocation()``.
-    var isHeading: Bool {
-        if case .heading = kind { true } else { false }
     }
 }

@@ -106,7 +106,7 @@ final class HealthMetrics: Sendable {
         lastFixTimestamp = Gauge(label: "\(prefix)_last_fix_timestamp_seconds", dimensions: dimensions, factory: factory)
     }
 
-    /// A stream's buffer dropped `count` elements.
+    /// A stream's buffer (or the delegate's backlog) dropped `count` elements.
     func streamDropped(_ count: Int) { streamBuffers.increment(by: count) }
 
     /// Tells the metrics what one decision changed.

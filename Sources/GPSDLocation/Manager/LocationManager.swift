@@ -14,7 +14,9 @@ public import Logging
 /// ```
 ///
 /// The manager reads gpsd on a thread of its own and calls the delegate on ``delegateQueue``: by default one
-/// serial queue per manager, so callbacks never overlap and arrive in order. It connects when something wants
+/// serial queue per manager, so callbacks never overlap and arrive in order. A delegate slower than gpsd gets the
+/// fixes that came meanwhile in one call, the newest last, not a queue of calls that grows
+/// (``LocationManagerDelegate/locationManager(_:didUpdateLocations:)`` says what is kept). It connects when something wants
 /// fixes (``startUpdatingLocation()``, ``requestLocation()``, or an ``AsyncLocationManager`` caller) and
 /// disconnects when nothing does; after ``stopUpdatingLocation()`` its thread has ended, and when it is
 /// released its thread ends.

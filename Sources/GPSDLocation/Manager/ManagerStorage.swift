@@ -9,7 +9,8 @@ import Synchronization
 /// is decided under the lock and answers with a ``LocationManagerStateMachine/Decision``, which the manager
 /// carries out after unlocking (``LocationManager/perform(_:)``).
 ///
-/// Order is kept where it is decided. Before the lock is released, delegate calls join the outbox, and each
+/// Order is kept where it is decided. Before the lock is released, delegate calls join the outbox (from a live gpsd,
+/// a fix joins a `didUpdateLocations` call still waiting there, and a backlog is bounded: ``DelegateOutbox``), and each
 /// consumer's notices (and each observer's events) join that consumer's queue, in the order decided. One thread
 /// at a time hands a consumer its notices: the thread that decides some while nobody is handing that consumer's
 /// over takes the hand-over (its decision carries them), and after each batch takes what was queued meanwhile
@@ -25,7 +26,7 @@ final class ManagerStorage: Sendable {
         weak var delegate: (any LocationManagerDelegate)?
         var logger = Logger(label: "GPSDLocation")
         /// Delegate calls decided and not yet made, in the order they were decided.
-        var outbox = DeliveryQueue<DelegateCall>()
+        var outbox: DelegateOutbox
         var threads = ManagerThreads()
         /// The consumers a thread is handing notices to now, with the notices decided for each meanwhile.
         var handOvers: [ObjectIdentifier: [SubscriptionNotice]] = [:]
@@ -97,7 +98,8 @@ final class ManagerStorage: Sendable {
          clock: any ManagerClock = SystemManagerClock(), metrics: HealthMetrics? = nil) {
         var machine = Machine(requestTimeout: requestTimeout, jitterSeed: jitterSeed)
         machine.health.begin(at: clock.now)
-        state = Locked(State(machine: machine))
+        // A replay waits for the delegate instead of dropping: its outbox keeps every call as decided.
+        state = Locked(State(machine: machine, outbox: DelegateOutbox(bound: backpressure == nil ? .default : nil)))
         delegatePacing = backpressure?.join()
         queuedPacing = backpressure?.join()
         self.clock = clock
@@ -112,14 +114,18 @@ final class ManagerStorage: Sendable {
     /// out (an unsubscribe that hands its closing to a thread of its own says so after, ``handOffTransition()``).
     ///
     /// Health is timed at `now` (an input's own time), or when a status changed, at the clock's; what it changed is
-    /// told the metrics after the lock is released.
+    /// told the metrics after the lock is released. The delegate calls left in the decision are those that wait
+    /// in the outbox as calls of their own (one block each for the delegate queue); what the outbox's bound dropped
+    /// is counted after the lock too.
     private func decide<Result>(now: Duration? = nil, _ body: (inout State) -> (Result, Decision)) -> (Result, Decision) {
-        let (result, decision, changes) = state.withLock { state in
+        let (result, decision, changes, dropped) = state.withLock { state in
             var (result, decision) = body(&state)
             let changes = health(&state.machine, now: now)
+            var dropped = 0
             // Each buffer's depth is told the replay under this lock (the replay's lock never takes this one).
             if !decision.delegateCalls.isEmpty {
-                state.outbox.append(contentsOf: decision.delegateCalls)
+                let decided = state.outbox.isBounded ? now ?? clock.now : .zero
+                (decision.delegateCalls, dropped) = state.outbox.add(decision.delegateCalls, at: decided)
                 delegatePacing?.buffered(state.delegateBacklog)
             }
             let left = state.route(&decision)
@@ -130,9 +136,10 @@ final class ManagerStorage: Sendable {
             state.threads.decided(
                 transition: decision.opensOrClosesASession, on: SystemThread.currentID,
                 settled: !state.machine.session.isHalfway(upTo: .max))
-            return (result, decision, changes)
+            return (result, decision, changes, dropped)
         }
         if let changes { metrics?.record(changes) }
+        if dropped > 0 { streamDropped(dropped) }
         return (result, decision)
     }
 
@@ -412,7 +419,8 @@ final class ManagerStorage: Sendable {
         }
     }
 
-    /// A stream's buffer dropped `count` elements: counted, and told the metrics (no lock held).
+    /// A stream's buffer (or the delegate's outbox) dropped `count` elements: counted, and told the metrics (no lock
+    /// held).
     func streamDropped(_ count: Int) {
         streamDrops.add(count, ordering: .relaxed)
         metrics?.streamDropped(count)

@@ -21,12 +21,19 @@ struct LocationManagerUpdatesTests: ManagerTesting {
         #expect(source.closeCount == 0)
     }
 
+    /// Each in a call of its own while the delegate keeps up; fixes that come while a call waits join it.
     @Test func eachFixReachesTheDelegateOnceAndInOrder() {
         manager.startUpdatingLocation()
         let sent = fixes(1...5)
-        for fix in sent { #expect(source.send(fix)) }
-        drain()
+        for fix in sent {
+            #expect(source.send(fix))
+            drain()
+        }
         #expect(delegate.events == sent.map { .locations([$0]) })
+        let more = fixes(6...10)
+        for fix in more { #expect(source.send(fix)) }
+        drain()
+        #expect(delegate.locations == sent + more)
     }
 
     @Test func callbacksComeOnTheDelegateQueue() {
@@ -144,7 +151,11 @@ struct LocationManagerUpdatesTests: ManagerTesting {
         manager.startUpdatingLocation()
         let sent = fixes(1...3)
         manager.delegateQueue.sync {
-            for fix in sent { source.send(fix) }   // all three enqueued before the first is delivered
+            // All enqueued before the first is delivered; the status change between keeps each fix in a call of
+            // its own (a fix joins a call that waits only with no status change after it).
+            source.send(sent[0])
+            source.send(.report(GPSDReport.noFix(second: 2)))
+            source.send(sent[2])
         }
         drain()
         #expect(log.events == [.locations([sent[0]])])

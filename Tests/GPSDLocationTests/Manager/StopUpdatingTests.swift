@@ -9,16 +9,19 @@ import Testing
 @Suite("LocationManager: stopping while callbacks run", .timeLimit(.minutes(1)))
 struct StopUpdatingTests {
     /// Two callbacks running at once on a concurrent delegate queue, each stopping: neither may wait for the
-    /// other (each would wait forever).
+    /// other (each would wait forever). The second fix is sent once the first call is made, so that it does not
+    /// join it.
     @Test func overlappingCallbacksThatBothStopDoNotDeadlock() async {
         let queue = DispatchQueue(label: "concurrent delegate", attributes: .concurrent)
         let rig = ManagerRig(delegateQueue: queue)
         let inside = DispatchGroup()
         inside.enter()
         inside.enter()
+        let entered = DispatchSemaphore(value: 0)
         let stopped = Locked(0)
         let delegate = DelegateRecorder { manager, event in
             guard case .locations = event else { return }
+            entered.signal()
             inside.leave()
             inside.wait()   // both callbacks are inside now
             manager.stopUpdatingLocation()
@@ -27,6 +30,7 @@ struct StopUpdatingTests {
         rig.manager.delegate = delegate
         rig.manager.startUpdatingLocation()
         rig.source.send(Location.sample(second: 1))
+        await onThread { entered.wait() }
         rig.source.send(Location.sample(second: 2))
         await onThread { queue.sync(flags: .barrier) {} }   // both callbacks have returned
         #expect(stopped.withLock { $0 } == 2)
@@ -66,9 +70,10 @@ struct StopUpdatingTests {
         rig.manager.stopUpdatingLocation()
     }
 
-    /// The delegate hears of calls in the order they were decided, whichever threads decided them.
+    /// The delegate hears of calls in the order they were decided, whichever threads decided them; a fix of another
+    /// generation, or after a failure, joins no call that waits.
     @Test func theOutboxMakesCallsOldestFirstWithTheirGeneration() {
-        var outbox = DeliveryQueue<DelegateCall>()
+        var outbox = DelegateOutbox(bound: .default)
         let (first, second) = (Location.sample(second: 1), Location.sample(second: 2))
         let failure = LocationError(.locationUnknown, "no fix")
         var (one, two) = (LocationManagerStateMachine.Decision(), LocationManagerStateMachine.Decision())
@@ -77,8 +82,8 @@ struct StopUpdatingTests {
         one.call(.failure(failure), generation: 0)
         two.call(.locations([second]), generation: 1)
         two.call(.heading(Heading(trueHeading: 46.5)), generation: 0)
-        outbox.append(contentsOf: one.delegateCalls)
-        outbox.append(contentsOf: two.delegateCalls)
+        #expect(outbox.add(one.delegateCalls, at: .zero).own.count == 2)
+        #expect(outbox.add(two.delegateCalls, at: .zero).own.count == 2)
         var made: [String] = []
         while let call = outbox.popFirst() {
             let generation = call.generation
