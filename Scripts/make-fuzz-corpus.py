@@ -153,6 +153,9 @@ def argument_seeds():
         ["127.0.0.1:2947:/dev/ttyUSB0", "--accuracy", "25"], ["--follow", "--distance", "5", "--interval", "1"],
         ["-f", "-q", "--format", "gpx"], ["help"], ["--version"], ["--format", "csv", "[::1]:2948"],
         ["--timeout", "1.5", "--max-age", "never"], ["--demo", "--speed", "0.001", "--format", "geojson", "-f"],
+        # The edges of the quick path (WhereAmI.quickParse), which declines what it does not read as the parser would.
+        ["127.0.0.1:2947", "--max-age", "5", "--format=json", "-q"], ["-f", "--follow"], ["-fq"],
+        ["--timeout", "-1"], ["--", "localhost"], ["--quiet=yes"], ["localhost", "gpsd.lan"],
     ]
     return {"arguments-%02d" % number: "\0".join(words) for number, words in enumerate(command_lines)}
 

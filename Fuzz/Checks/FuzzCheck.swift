@@ -157,12 +157,21 @@ package enum FuzzCheck: String, CaseIterable, Sendable {
 
     // MARK: whereami's arguments
 
+    /// Through the parser, and through the quick path the program takes for a plain command line
+    /// (``WhereAmI/quickParse(_:)``): what the quick path reads, the parser reads to the same command.
     private static func arguments(_ input: [UInt8]) {
         let arguments = input.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        let quick = WhereAmI.quickParse(arguments)
         do {
             // What a run makes of the options first, without running it.
-            _ = try WhereAmI.parse(arguments).preflight()
+            let command = try WhereAmI.parse(arguments)
+            _ = command.preflight()
+            if let quick {
+                require(String(describing: quick) == String(describing: command),
+                        "\(arguments): the quick path read \(quick), the parser \(command)")
+            }
         } catch {
+            require(quick == nil, "\(arguments): the quick path read \(quick.map { String(describing: $0) } ?? ""), the parser refused it")
             _ = WhereAmI.fullMessage(for: error)
             _ = WhereAmI.exitCode(for: error)
         }

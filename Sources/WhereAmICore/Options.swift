@@ -8,8 +8,11 @@ struct ConnectionOptions: ParsableArguments {
         help: ArgumentHelp(
             "gpsd to ask, as host[:port[:device]]; an IPv6 address in brackets ([::1]:2947).", valueName: "server"),
         completion: .default,
-        transform: { try GPSDServer(parsing: $0) })
+        transform: ConnectionOptions.server(parsing:))
     var server: GPSDServer?
+
+    /// The positional argument's transform, which ``WhereAmI/quickParse(_:)`` uses too.
+    static func server(parsing text: String) throws -> GPSDServer { try GPSDServer(parsing: text) }
 
     @Option(help: ArgumentHelp("Read a recording (gpsd JSON, as `gpspipe -w` writes it) instead of gpsd.",
                                valueName: "file"),

@@ -161,7 +161,18 @@ extension WhereAmI {
     }
 
     /// Parses the program's arguments and runs the command: the executable's whole main.
+    ///
+    /// A plain command line is read by ``quickParse(_:)`` and run as `main()` runs a command (its errors through
+    /// `exit(withError:)`); any other goes through swift-argument-parser's `main()`.
     package static func runAsMain() async {
-        await main()
+        guard var command = quickParse(Array(CommandLine.arguments.dropFirst())) else {
+            await main()
+            return
+        }
+        do {
+            try await command.run()
+        } catch {
+            exit(withError: error)
+        }
     }
 }
