@@ -7,8 +7,8 @@ extension WhereAmI {
     ///
     /// The parse costs most of a one-shot's start: it reflects on the command's properties (`Mirror`) and casts each
     /// to its protocols, and in a binary with the standard library linked in, each first cast of a type scans every
-    /// protocol conformance record of the program, about 4,000 (12.7 million of the 17.8 million instructions of
-    /// `whereami --version`; Documentation/Performance.md, "Start-up"). This reads the command lines a script or a
+    /// protocol conformance record of the program, about 4,000 (16.1 million of a one-shot's 24.5 million
+    /// instructions; Documentation/Performance.md, "The one-shot"). This reads the command lines a script or a
     /// person types most (`whereami`, `whereami HOST --max-age 5 --format json -q`, `whereami -f --count 10`) with
     /// the same option names, the same conversions of values (each type's `init(argument:)`, the server's
     /// transform) and the same `validate()`s, and declines everything else: a name it does not know (help,
