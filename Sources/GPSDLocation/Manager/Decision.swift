@@ -11,9 +11,12 @@ extension LocationManagerStateMachine {
     /// timers are set; the session's opening or closing comes last, as it may wait for a thread, so that it never
     /// holds a consumer's notices back. A decision opens or closes at most one session.
     struct Decision {
-        /// Delegate calls, in the order decided. Once the decision is made, those that wait in the delegate's
-        /// outbox as calls of their own (``DelegateOutbox``: a fix may join a call that waits there).
+        /// Delegate calls, in the order decided; they join the delegate's outbox when the decision is made
+        /// (``DelegateOutbox``: a fix may join a call that waits there).
         var delegateCalls: [DelegateCall] = []
+        /// Once the decision is made: how many blocks the delegate queue is to run for the calls it added to the
+        /// outbox, each making the oldest call that waits (``ManagerStorage``).
+        var delegateBlocks = 0
         /// Each consumer's notices, one batch per consumer.
         var notifications = Notifications()
         /// Each observer's events, one batch per observer.

@@ -48,14 +48,13 @@ struct DelegateOutbox {
     /// Whether calls are joined and bounded, and so need the time they were decided.
     var isBounded: Bool { bound != nil }
 
-    /// Adds `calls`, decided at `now`, in order. Returns those that wait as calls of their own (one more call each
-    /// for the delegate queue to make; the others joined a call that waits), and how many items the bound dropped.
-    mutating func add(_ calls: [DelegateCall], at now: Duration) -> (own: [DelegateCall], dropped: Int) {
+    /// Adds `calls`, decided at `now`, in order: each waits as a call of its own, or joins one that waits. Returns
+    /// how many items the bound dropped.
+    mutating func add(_ calls: [DelegateCall], at now: Duration) -> Int {
         guard let bound else {
             entries.append(contentsOf: calls.map { Entry(call: $0, decided: []) })
-            return (calls, 0)
+            return 0
         }
-        var own: [DelegateCall] = []
         var dropped = 0
         for call in calls {
             let entry = Entry(call: call, decided: Array(repeating: now, count: call.itemCount))
@@ -65,11 +64,10 @@ struct DelegateOutbox {
                 entries[index].decided += entry.decided
             } else {
                 entries.append(entry)
-                own.append(call)
             }
             if let kind = entry.kind { dropped += trim(kind, bound, at: now) }
         }
-        return (own, dropped)
+        return dropped
     }
 
     /// The oldest call that waits, if any.
@@ -109,7 +107,7 @@ struct DelegateOutbox {
                 entries[index].call.kind = .locations(Array(fixes.dropFirst(items)))
             }
         }
-        // A call left with nothing is not made: the block queued for it makes the next call, or finds none.
+        // A call left with nothing is not made: the block queued for it makes a later call, or finds none.
         for index in emptied.reversed() { entries.remove(at: index) }
         return dropped
     }

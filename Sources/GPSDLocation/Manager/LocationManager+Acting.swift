@@ -109,10 +109,9 @@ extension LocationManager {
         var next: Decision? = decision
         while let decision = next {
             next = nil
-            // Queued in the outbox, in the order decided, as calls of their own (a fix that joined a call waiting
-            // there is not): each block makes the oldest call still there. A replay waits while too many are queued
-            // and not yet returned (``ManagerStorage``).
-            for _ in decision.delegateCalls { delegateQueue.async { [weak self] in self?.callDelegate() } }
+            // Queued in the outbox, in the order decided: each block makes the oldest call still there. A replay
+            // waits while too many are queued and not yet returned (``ManagerStorage``).
+            for _ in 0..<decision.delegateBlocks { delegateQueue.async { [weak self] in self?.callDelegate() } }
             // This thread took the hand-overs: it hands each consumer its notices until none is left.
             decision.notifications.forEach { storage.hand($0.notices, to: $0.consumer) }
             for batch in decision.observations.batches { storage.tell(batch.events, to: batch.observer, id: batch.id) }

@@ -27,6 +27,10 @@ final class ManagerStorage: Sendable {
         var logger = Logger(label: "GPSDLocation")
         /// Delegate calls decided and not yet made, in the order they were decided.
         var outbox: DelegateOutbox
+        /// Blocks queued on the delegate queue and not yet begun, each to make the oldest call in the outbox: at
+        /// least one for each call there. No more are queued while there are as many as calls: a call the bound
+        /// dropped leaves its block to make a later call, so blocks never pile up behind a slow delegate.
+        var delegateBlocks = 0
         var threads = ManagerThreads()
         /// The consumers a thread is handing notices to now, with the notices decided for each meanwhile.
         var handOvers: [ObjectIdentifier: [SubscriptionNotice]] = [:]
@@ -114,9 +118,9 @@ final class ManagerStorage: Sendable {
     /// out (an unsubscribe that hands its closing to a thread of its own says so after, ``handOffTransition()``).
     ///
     /// Health is timed at `now` (an input's own time), or when a status changed, at the clock's; what it changed is
-    /// told the metrics after the lock is released. The delegate calls left in the decision are those that wait
-    /// in the outbox as calls of their own (one block each for the delegate queue); what the outbox's bound dropped
-    /// is counted after the lock too.
+    /// told the metrics after the lock is released. The delegate calls join the outbox; what its bound dropped is
+    /// counted after the lock too, and the decision queues a block on the delegate queue for each call the outbox
+    /// holds beyond the blocks already queued.
     private func decide<Result>(now: Duration? = nil, _ body: (inout State) -> (Result, Decision)) -> (Result, Decision) {
         let (result, decision, changes, dropped) = state.withLock { state in
             var (result, decision) = body(&state)
@@ -125,7 +129,9 @@ final class ManagerStorage: Sendable {
             // Each buffer's depth is told the replay under this lock (the replay's lock never takes this one).
             if !decision.delegateCalls.isEmpty {
                 let decided = state.outbox.isBounded ? now ?? clock.now : .zero
-                (decision.delegateCalls, dropped) = state.outbox.add(decision.delegateCalls, at: decided)
+                dropped = state.outbox.add(decision.delegateCalls, at: decided)
+                decision.delegateBlocks = max(0, state.outbox.count - state.delegateBlocks)
+                state.delegateBlocks += decision.delegateBlocks
                 delegatePacing?.buffered(state.delegateBacklog)
             }
             let left = state.route(&decision)
@@ -208,6 +214,7 @@ final class ManagerStorage: Sendable {
         // The delegate leaves the lock either way: were this the last reference to it, its deinit (which may call
         // the manager) runs unlocked.
         let (delegate, call) = state.withLock { state -> ((any LocationManagerDelegate)?, DelegateCall?) in
+            state.delegateBlocks -= 1
             guard let call = state.outbox.popFirst() else { return (nil, nil) }
             let subscriptions = state.machine.subscriptions
             let delegate = state.delegate
@@ -426,6 +433,8 @@ final class ManagerStorage: Sendable {
         metrics?.streamDropped(count)
     }
     var heading: Heading? { state.withLock { $0.machine.heading } }
+    /// Blocks queued on the delegate queue and not yet begun, and the delegate calls that wait for them.
+    var delegateQueueDepth: (blocks: Int, calls: Int) { state.withLock { ($0.delegateBlocks, $0.outbox.count) } }
     /// Read under the lock, the clock too: no fix or heading in it arrived after its instant.
     var snapshot: LocationSnapshot {
         state.withLock { $0.machine.snapshot(now: clock.now, instant: clock.arrival.instant) }

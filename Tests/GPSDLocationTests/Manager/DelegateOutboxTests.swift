@@ -13,11 +13,16 @@ struct DelegateOutboxTests {
     @Test func fixesDecidedWhileACallWaitsJoinIt() {
         var outbox = DelegateOutbox(bound: .default)
         let fixes = (1...3).map { Location.sample(second: $0) }
-        let added = fixes.map { outbox.add([Call(kind: .locations([$0]), generation: 0)], at: .zero) }
-        #expect(added.map(\.own.count) == [1, 0, 0], "one call to make; the others joined it")
+        let waiting = fixes.map { fix in
+            #expect(outbox.add([Call(kind: .locations([fix]), generation: 0)], at: .zero) == 0)
+            return outbox.count
+        }
+        #expect(waiting == [1, 1, 1], "one call to make; the others joined it")
         #expect(Self.describe(outbox.popFirst()) == "fixes 1 2 3")
         // Once made, the next fix starts a call of its own.
-        #expect(outbox.add([Call(kind: .locations([Location.sample(second: 4)]), generation: 0)], at: .zero).own.count == 1)
+        _ = outbox.add([Call(kind: .locations([Location.sample(second: 4)]), generation: 0)], at: .zero)
+        #expect(outbox.count == 1)
+        #expect(Self.describe(outbox.popFirst()) == "fixes 4")
     }
 
     @Test func aFixJoinsPastHeadingsAndViewsButNotPastAStatusAFailureOrARejection() {
@@ -35,7 +40,8 @@ struct DelegateOutboxTests {
             Call(kind: .locations([.sample(second: 5)]), generation: 0),   // a call of its own
             Call(kind: .locations([.sample(second: 6)]), generation: 1),   // another generation's
         ]
-        #expect(outbox.add(calls, at: .zero).own.count == 10, "all but the second fix")
+        #expect(outbox.add(calls, at: .zero) == 0)
+        #expect(outbox.count == 10, "all but the second fix wait as calls of their own")
         var made: [String] = []
         while let call = outbox.popFirst() { made.append(Self.describe(call)) }
         #expect(made == [
@@ -49,7 +55,7 @@ struct DelegateOutboxTests {
         var dropped = 0
         for tenth in 1...100 {
             let call = Call(kind: .locations([.sample(second: tenth)]), generation: 0)
-            dropped += outbox.add([call], at: .milliseconds(100 * tenth)).dropped
+            dropped += outbox.add([call], at: .milliseconds(100 * tenth))
             #expect(outbox.count == 1)
         }
         // Decided at 8.0 s to 10.0 s, ends included.
@@ -62,11 +68,11 @@ struct DelegateOutboxTests {
         var dropped = 0
         // Two calls kept apart by a status change, 30 fixes at once: the newest 16 are kept, across both, once 3 s
         // have passed.
-        for second in 1...10 { dropped += outbox.add([Call(kind: .locations([.sample(second: second)]), generation: 0)], at: .zero).dropped }
+        for second in 1...10 { dropped += outbox.add([Call(kind: .locations([.sample(second: second)]), generation: 0)], at: .zero) }
         _ = outbox.add([Call(kind: .status(.fixLost), generation: 0)], at: .zero)
-        for second in 11...30 { dropped += outbox.add([Call(kind: .locations([.sample(second: second)]), generation: 0)], at: .zero).dropped }
+        for second in 11...30 { dropped += outbox.add([Call(kind: .locations([.sample(second: second)]), generation: 0)], at: .zero) }
         #expect(dropped == 0 && outbox.count == 3, "nothing has waited 2 s yet")
-        dropped += outbox.add([Call(kind: .locations([.sample(second: 31)]), generation: 0)], at: .seconds(3)).dropped
+        dropped += outbox.add([Call(kind: .locations([.sample(second: 31)]), generation: 0)], at: .seconds(3))
         #expect(dropped == 15)
         // The first call was left with none: it is not made.
         #expect(outbox.count == 2)
@@ -79,7 +85,7 @@ struct DelegateOutboxTests {
         var dropped = 0
         for tenth in 1...100 {
             dropped += outbox.add([Call(kind: .heading(Heading(trueHeading: Double(tenth))), generation: 0)],
-                                  at: .milliseconds(100 * tenth)).dropped
+                                  at: .milliseconds(100 * tenth))
         }
         #expect(outbox.count == 21 && dropped == 79)
         #expect(Self.describe(outbox.popFirst()) == "heading")
@@ -96,8 +102,8 @@ struct DelegateOutboxTests {
     @Test func aReplaysOutboxKeepsEveryCallAsDecided() {
         var outbox = DelegateOutbox(bound: nil)
         for second in 1...100 {
-            let added = outbox.add([Call(kind: .locations([.sample(second: second)]), generation: 0)], at: .seconds(second))
-            #expect(added.own.count == 1 && added.dropped == 0)
+            #expect(outbox.add([Call(kind: .locations([.sample(second: second)]), generation: 0)], at: .seconds(second)) == 0)
+            #expect(outbox.count == second)
         }
         #expect(outbox.count == 100)
         #expect(Self.describe(outbox.popFirst()) == "fixes 1")

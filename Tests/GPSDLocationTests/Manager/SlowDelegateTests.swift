@@ -91,6 +91,28 @@ struct SlowDelegateTests {
         rig.manager.stopUpdatingLocation()
     }
 
+    /// Headings are calls of their own, never joined: with the delegate queue held for 10 s at 10 Hz, the outbox
+    /// keeps those of the last 2 s, and the queue holds one block for each of them, not one for each heading sent.
+    @Test func headingsBehindAHeldQueueQueueNoMoreBlocksThanCallsWait() {
+        let queue = DispatchQueue(label: "held")
+        let rig = ManagerRig(delegateQueue: queue)
+        rig.manager.startUpdatingHeading()
+        queue.suspend()
+        let sent = (1...100).map { Heading(trueHeading: Double($0), device: "/dev/test") }
+        for heading in sent {
+            rig.clock.advance(by: .milliseconds(100))
+            rig.source.send(.report(.attitude(heading, timed: false)))
+        }
+        let depth = rig.manager.storage.delegateQueueDepth
+        #expect(depth.calls == 21, "those decided in the last 2 s, ends included")
+        #expect(depth.blocks == depth.calls, "a block for each call that waits, none for those dropped")
+        queue.resume()
+        rig.manager.delegateQueue.sync {}
+        #expect(rig.delegate.headings.map(\.trueHeading) == (80...100).map(Double.init))
+        #expect(rig.manager.storage.delegateQueueDepth == (0, 0))
+        rig.manager.stopUpdatingHeading()
+    }
+
     /// A stop still drops every call decided before it, the fixes that joined a waiting call with it.
     @Test func aStopDropsTheBacklogThatWaits() async {
         let rig = ManagerRig()
