@@ -76,10 +76,12 @@ extension LocationManagerStateMachine {
 
     /// Gives an id back: a reservation is dropped, a live subscription ends. Returns what a live subscription
     /// had seen, or `nil` if it had ended already (or never subscribed).
-    /// `lingering`: whether a one-shot request's leaving lets the session linger (not when a stop ends it).
-    mutating func unsubscribe(_ id: SubscriptionID, lingering: Bool = true) -> (EndedSubscription, Decision)? {
+    /// `lingering`: whether a one-shot request's leaving lets the session linger (not when a stop ends it). A stop
+    /// looks at demand even when the subscription had ended already: a fix that ended a request just before the
+    /// stop gave it back left the session lingering, and the stop closes it.
+    mutating func unsubscribe(_ id: SubscriptionID, lingering: Bool = true) -> (EndedSubscription?, Decision) {
         let isOneShot = lingering && subscriptions.subscriptions[id]?.isOneShot == true
-        guard var ended = subscriptions.unsubscribe(id) else { return nil }
+        guard var ended = subscriptions.unsubscribe(id) else { return (nil, lingering ? Decision() : demandChanged()) }
         ended.status = status.current
         ended.obstacle = status.current.obstacle(lastFailure: session.lastFailure)
         // A request that timed out or was cancelled leaves the session lingering, as one that got its fix does.

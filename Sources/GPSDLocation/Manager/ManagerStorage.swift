@@ -257,9 +257,7 @@ final class ManagerStorage: Sendable {
     }
 
     func unsubscribe(_ id: SubscriptionID, lingering: Bool) -> (EndedSubscription?, Decision) {
-        decide { state -> (EndedSubscription?, Decision) in
-            state.machine.unsubscribe(id, lingering: lingering) ?? (nil, Decision())
-        }
+        decide { $0.machine.unsubscribe(id, lingering: lingering) }
     }
 
     func endSubscriptions(_ ids: [SubscriptionID]) -> ([SubscriptionID], Decision) {

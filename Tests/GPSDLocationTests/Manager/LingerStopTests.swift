@@ -1,5 +1,6 @@
 import Foundation
 import GPSDLocation
+import GPSDSystem
 import GPSDTestSupport
 import Testing
 
@@ -23,6 +24,26 @@ struct LingerStopTests {
         #expect(await request.value == .cancelled)
         #expect(rig.source.isIdle, "when stop() returns, nothing else wanting fixes, the session has ended")
         #expect(rig.gps.manager.status == .stopped)
+    }
+
+    /// stop() takes its pending requests out, then gives each subscription back without lingering. A fix that
+    /// ends one of them in between (on the session's thread) has already ended its subscription and started the
+    /// linger: the stop's giving back must still close the session, or stop() returns with it open for the
+    /// linger. Here the fix comes first, then the stop's give-back, on one thread, in that order.
+    @Test("a stop's give-back closes a session its request's fix left lingering just before")
+    func aStopsGiveBackAfterTheFixClosesTheLinger() {
+        let rig = ManagerRig(linger: .seconds(3))
+        let id = rig.manager.reserveSubscription()
+        let events = Locked<[SubscriptionEvent]>([])
+        rig.manager.subscribe(id, .oneShot()) { event in events.withLock { $0.append(event) } }
+        rig.source.send(.connected)
+        #expect(rig.source.send(Location.sample(second: 1)))
+        #expect(events.withLock { $0 } == [.location(Location.sample(second: 1))], "the fix ended it")
+        #expect(rig.source.isRunning, "lingering")
+        #expect(rig.manager.unsubscribe(id, lingering: false) == nil, "ended already")
+        rig.manager.settleSessions(upTo: rig.manager.sessionNumber)
+        #expect(rig.source.isIdle, "the stop closed the session the fix left lingering")
+        #expect(rig.manager.status == .stopped)
     }
 
     /// A request made while the linger's end closes the session opens the next watch; that watch's first attempt is
