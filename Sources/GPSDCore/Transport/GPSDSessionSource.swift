@@ -5,7 +5,7 @@ import GPSDSystem
 ///
 /// Each session connects (``GPSDConnection``), starts a JSON watch, waits for gpsd's greeting (its VERSION, the
 /// first line gpsd sends: a peer whose first line is not gpsd's JSON is not gpsd, and one that says nothing has
-/// not connected, ``GPSDConnection/awaitGreeting(wake:timeout:isClosed:)``), and then waits in poll(2) on the
+/// not connected, ``GPSDConnection/awaitGreeting(afterSending:wake:timeout:isClosed:)``), and then waits in poll(2) on the
 /// socket and its wake pipe: it reads what gpsd sends, and ``ReportReader`` frames the lines and parses each with
 /// libgps. The session connects (``SourceEvent/connected``) when gpsd has greeted it.
 /// Closing the session interrupts the wait (or the connect) at once; a host name lookup cannot be interrupted,

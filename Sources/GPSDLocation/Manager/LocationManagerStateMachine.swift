@@ -10,7 +10,7 @@ import GPSDCore
 /// - ``SubscriptionTable``: who wants fixes (subscriptions, reservations, filters, held epochs) and observers.
 /// - ``EpochAssembly``: one fix per receiver epoch, joined with its GST; the newest fix; statistics.
 ///
-/// A session is wanted while the table is not empty; every change of that goes through ``demandChanged()``, the
+/// A session is wanted while the table is not empty; every change of that goes through ``demandChanged(lingering:)``, the
 /// one place that opens and closes sessions for demand (an open session that the last one-shot request left lingers
 /// there, and its linger's timer closes it: ``lingerTimerFired(_:)``). The inputs are in the extensions: the consumers' (+Consumers) and
 /// the session's (+Session).

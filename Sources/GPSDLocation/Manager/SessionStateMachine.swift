@@ -244,7 +244,8 @@ struct SessionStateMachine {
         }
     }
 
-    /// Whether the current session has connected: a one-shot request that subscribes now has seen a connection.
+    /// Whether the current session has connected (the session's own state; a one-shot request judges by
+    /// ``hasReachedGPSD``, which a new watch clears).
     var isConnected: Bool {
         switch state {
         case .opening(let opening): opening.ended == nil && opening.connectedSince != nil
