@@ -97,6 +97,7 @@ struct SlowDelegateTests {
         let queue = DispatchQueue(label: "held")
         let rig = ManagerRig(delegateQueue: queue)
         rig.manager.startUpdatingHeading()
+        queue.sync {}   // the calls decided so far made (the status a session's opening tells)
         queue.suspend()
         let sent = (1...100).map { Heading(trueHeading: Double($0), device: "/dev/test") }
         for heading in sent {
