@@ -135,8 +135,10 @@ struct LingerTests {
         await rig.source.waitForOpening()
         rig.source.send(Location.sample(second: 1))
         #expect(try await reader.value == Location.sample(second: 1))
-        // Closed by the stream's end with no timer run (a linger would hold it open until the time limit).
+        // Closed by the stream's end with no timer run (a linger would hold it open until the time limit). The
+        // status says so once the manager has heard of the close, on the thread that closed it: settled.
         await rig.source.waitUntilIdle()
+        await onThread { rig.gps.manager.settleSessions(upTo: rig.gps.manager.sessionNumber) }
         #expect(rig.gps.manager.status == .stopped)
     }
 
