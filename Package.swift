@@ -7,9 +7,9 @@ let package = Package(
     name: "GPSDLocation",
     products: [
         .library(name: "GPSDLocation", targets: ["GPSDLocation"]),
-        // What the tests of a package built on this one need too: gpsfake, free loopback ports, processes.
-        // GPSDFleet's tests (Fleet/) use it.
-        .library(name: "GPSDTestSupport", targets: ["GPSDTestSupport"]),
+        // The calls into Linux that the library, whereami and the fleet (Fleet/) share: the lock, the joinable
+        // thread, the wake pipe, poll(2) and its timeouts, system errors.
+        .library(name: "GPSDSystem", targets: ["GPSDSystem"]),
         .executable(name: "whereami", targets: ["whereami"]),
         .executable(name: "TelemetryLogger", targets: ["TelemetryLogger"]),
         .executable(name: "TrackRecorder", targets: ["TrackRecorder"]),
@@ -72,7 +72,7 @@ let package = Package(
         .target(
             name: "WhereAmICore",
             dependencies: [
-                "GPSDLocation", "CDemoRecording", "ProcessEnd",
+                "GPSDLocation", "GPSDSystem", "CDemoRecording", "ProcessEnd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -83,8 +83,9 @@ let package = Package(
         ),
         // How whereami and the samples end: SIGINT, SIGTERM and SIGHUP answered within a bound whatever their output
         // does, output that never waits past that, the terminal put back on a crash. The signal handlers are C
-        // (async-signal-safe); it uses Glibc alone, no target of the library (Scripts/check-public-api).
-        .target(name: "ProcessEnd", dependencies: ["CProcessEnd"]),
+        // (async-signal-safe); of the library it uses the system layer alone, through its public product
+        // (Scripts/check-public-api).
+        .target(name: "ProcessEnd", dependencies: ["CProcessEnd", "GPSDSystem"]),
         .target(name: "CProcessEnd"),
         // whereami's demo recording as C data (#embed): it compiles in a moment, where a Swift array literal of it
         // (SwiftPM's embedInCode) took minutes in every debug build.
@@ -213,7 +214,7 @@ package.swiftLanguageModes = [.v6]
 // one by path and sees only its library. For that package, this one declares the library alone (its product and the
 // targets it is built from), so that no target's name is declared twice in the graph.
 if Context.environment["GPSDLOCATION_LIBRARY_ONLY"] != nil {
-    package.products.removeAll { !($0 is Product.Library) || $0.name == "GPSDTestSupport" }
+    package.products.removeAll { !($0 is Product.Library) }
     var needed = Set(package.products.compactMap { $0 as? Product.Library }.flatMap(\.targets))
     var unvisited = Array(needed)
     while let name = unvisited.popLast() {

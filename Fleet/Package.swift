@@ -52,6 +52,7 @@ let package = Package(
             dependencies: [
                 "FleetCore", "CMosquitto",
                 .product(name: "GPSDLocation", package: "GPSDLocation"),
+                .product(name: "GPSDSystem", package: "GPSDLocation"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -100,27 +101,26 @@ let package = Package(
             dependencies: [
                 "FleetCore", "FleetUplink", "FleetIngest", "FleetTestSupport",
                 .product(name: "GPSDLocation", package: "GPSDLocation"),
-                .product(name: "GPSDTestSupport", package: "GPSDLocation"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/FleetBench"
         ),
-        // Real servers for the tests, each on a free loopback port: Mosquitto, PostgreSQL with PostGIS.
+        // Real servers for the tests, each on a free loopback port: Mosquitto, PostgreSQL with PostGIS, gpsfake.
+        // Its folder Portable is a link to GPSDLocation's Sources/GPSDTestSupport/Portable (free loopback ports,
+        // scratch directories, the built programs): one source, built into both packages' test support, so that
+        // GPSDLocation ships no test library.
         .target(
             name: "FleetTestSupport",
-            dependencies: [
-                .product(name: "GPSDTestSupport", package: "GPSDLocation"),
-                .product(name: "Subprocess", package: "swift-subprocess"),
-            ]
+            dependencies: [.product(name: "Subprocess", package: "swift-subprocess")]
         ),
         .testTarget(
             name: "FleetTests",
             dependencies: [
                 "FleetCore", "FleetUplink", "FleetIngest", "FleetTestSupport",
                 .product(name: "GPSDLocation", package: "GPSDLocation"),
-                .product(name: "GPSDTestSupport", package: "GPSDLocation"),
+                .product(name: "GPSDSystem", package: "GPSDLocation"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]

@@ -1,12 +1,12 @@
 import Glibc
 
-/// A value behind a lock, usable from any thread: the package's one kind of lock.
+/// A value behind a lock, usable from any thread: the one kind of lock of GPSDLocation and GPSDFleet.
 ///
 /// A pthread mutex and condition variable rather than `Synchronization.Mutex`: on Linux, `Mutex` waits with raw
 /// futex calls that ThreadSanitizer cannot see, so every access under it is reported as a race, drowning real
 /// ones. Critical regions here are short and never call out: decide under the lock, act after it.
 /// ``withLock(when:_:)`` waits for a condition that another thread's ``withLock(_:)`` makes true.
-package final class Locked<Value>: @unchecked Sendable {
+public final class Locked<Value>: @unchecked Sendable {
     // pthread objects must not move: they live in memory of their own, never in a Swift stored property.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
@@ -14,7 +14,7 @@ package final class Locked<Value>: @unchecked Sendable {
     /// Threads waiting in ``withLock(when:_:)``: only then does a change need to wake anybody.
     private var waiters = 0
 
-    package init(_ value: Value) {
+    public init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         condition = .allocate(capacity: 1)
@@ -30,7 +30,7 @@ package final class Locked<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer {
             if waiters > 0 { pthread_cond_broadcast(condition) }
@@ -40,7 +40,7 @@ package final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Waits, with the lock released, until `ready` holds; then runs `body` under the lock.
-    package func withLock<Result>(when ready: (Value) -> Bool, _ body: (inout Value) throws -> Result) rethrows -> Result {
+    public func withLock<Result>(when ready: (Value) -> Bool, _ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer {
             if waiters > 0 { pthread_cond_broadcast(condition) }

@@ -3,12 +3,12 @@
 #endif
 
 import CLinux
-package import Glibc
+public import Glibc
 
-/// Every system call GPSDLocation makes, as small wrappers that turn `-1` and `errno` into a thrown
-/// ``SystemError`` and retry on `EINTR`, after `swift-system`'s `valueOrErrno`. Nothing else in the package calls
+/// Every system call GPSDLocation and GPSDFleet make, as small wrappers that turn `-1` and `errno` into a thrown
+/// ``SystemError`` and retry on `EINTR`, after `swift-system`'s `valueOrErrno`. Nothing else in either package calls
 /// `pipe`, `fcntl`, `read`, `write`, `send`, `poll`, `socket`, `connect` or `close` directly.
-package enum Syscall {
+public enum Syscall {
     /// Runs `call` until it does not fail with `EINTR`; a result of `-1` throws with the call's `errno`.
     @inline(__always)
     static func retrying<Result: FixedWidthInteger>(_ function: String, _ call: () -> Result) throws(SystemError) -> Result {
@@ -31,7 +31,7 @@ package enum Syscall {
     }
 
     /// A pipe whose two ends are non-blocking and close-on-exec.
-    package static func pipe() throws(SystemError) -> (readEnd: Int32, writeEnd: Int32) {
+    public static func pipe() throws(SystemError) -> (readEnd: Int32, writeEnd: Int32) {
         var ends: [Int32] = [-1, -1]
         _ = try retrying("pipe2") { clinux_pipe2(&ends, O_NONBLOCK | O_CLOEXEC) }
         return (ends[0], ends[1])
@@ -61,12 +61,12 @@ package enum Syscall {
     }
 
     /// Reads what is there into `buffer`: the count, 0 at end of file, nil if nothing is there yet.
-    package static func read(_ fd: Int32, into buffer: inout [UInt8]) throws(SystemError) -> Int? {
+    public static func read(_ fd: Int32, into buffer: inout [UInt8]) throws(SystemError) -> Int? {
         try unlessWouldBlock("read") { buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
     }
 
     /// Writes as much of `bytes` as a pipe takes now; nil if it is full.
-    package static func write(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) -> Int? {
+    public static func write(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) -> Int? {
         try unlessWouldBlock("write") { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
     }
 
@@ -80,7 +80,7 @@ package enum Syscall {
 
     /// poll(2): waits until one of `fds` is ready or `milliseconds` pass (-1: no limit); returns how many are.
     /// An interrupted wait returns 0, so the caller looks again at what it waits for.
-    package static func poll(_ fds: inout [pollfd], milliseconds: Int32) throws(SystemError) -> Int {
+    public static func poll(_ fds: inout [pollfd], milliseconds: Int32) throws(SystemError) -> Int {
         let count = fds.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), milliseconds) }
         if count >= 0 { return Int(count) }
         if errno == EINTR { return 0 }
@@ -93,7 +93,7 @@ package enum Syscall {
     }
 
     /// Closes a descriptor. Not retried: on Linux a close interrupted by a signal has closed it already.
-    package static func close(_ fd: Int32) {
+    public static func close(_ fd: Int32) {
         _ = Glibc.close(fd)
     }
 }

@@ -1,20 +1,20 @@
 import CLinux
 import Glibc
 
-/// A POSIX thread that can be joined: the readers of gpsd sessions and replays run on these, off Swift's
-/// cooperative pool, and end with their session.
+/// A POSIX thread that can be joined: the readers of gpsd sessions and replays, the fleet's uplink and the
+/// processes' signal and terminal watchers run on these, off Swift's cooperative pool.
 ///
 /// ``join()`` waits until the thread has ended; called on the thread itself (a session closed by an event it
 /// delivered), it detaches instead, and the thread ends as soon as it returns. A thread never joined is
 /// detached when this object goes, so no thread's resources are left behind.
-package final class SystemThread: Sendable {
+public final class SystemThread: Sendable {
     private enum Disposal { case running, joined, detached }
 
     private let thread: pthread_t
     private let disposal = Locked(Disposal.running)
 
     /// Starts `body` on a new thread named `name` (cut to the 15 bytes Linux keeps).
-    package init(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+    public init(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
         let box = Unmanaged.passRetained(Box(name: name, body: body))
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
@@ -30,16 +30,21 @@ package final class SystemThread: Sendable {
         self.thread = thread
     }
 
+    /// Starts `body` on a new thread named `name`: the same as ``init(name:_:)``.
+    public static func start(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) -> SystemThread {
+        try SystemThread(name: name, body)
+    }
+
     deinit {
         if disposal.withLock({ $0 }) == .running { pthread_detach(thread) }
     }
 
     /// Whether the caller is running on this thread.
-    package var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
+    public var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
     /// Waits until the thread has ended (or, on the thread itself, lets it end when it returns). Once only:
     /// later calls, and calls after ``detach()``, return at once.
-    package func join() {
+    public func join() {
         let current = isCurrent
         let first = disposal.withLock { disposal -> Bool in
             guard disposal == .running else { return false }
@@ -55,7 +60,7 @@ package final class SystemThread: Sendable {
     }
 
     /// Lets the thread end by itself, without waiting for it; its resources go when it returns.
-    package func detach() {
+    public func detach() {
         let first = disposal.withLock { disposal -> Bool in
             guard disposal == .running else { return false }
             disposal = .detached

@@ -1,4 +1,5 @@
 import Glibc
+import GPSDSystem
 
 /// Standard output or standard error, written with write(2) (every line goes at once, no stdio buffer), never
 /// waiting past an ``EndRequest``.
@@ -126,7 +127,7 @@ package struct BoundedOutput: Sendable {
         var fds = [pollfd(fd: nonBlockingDescriptor, events: Int16(POLLOUT), revents: 0)]
         var wait: Int32 = -1
         if let deadline = end?.outputDeadline {
-            wait = pollMilliseconds(until: deadline)
+            wait = Syscall.pollTimeout(until: deadline)
         } else if let end {
             fds.append(pollfd(fd: end.descriptor, events: Int16(POLLIN), revents: 0))
         }

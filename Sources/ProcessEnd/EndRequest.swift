@@ -1,6 +1,6 @@
 import CProcessEnd
 import Glibc
-import Synchronization
+import GPSDSystem
 
 /// SIGINT, SIGTERM and SIGHUP as a request to end, answered within a bound whatever the program's output is doing.
 ///
@@ -31,14 +31,14 @@ package final class EndRequest: Sendable {
     /// The signals, as the request's thread reads them; the first one is the request.
     package let signals: AsyncStream<Int32>
     private let sink: AsyncStream<Int32>.Continuation
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let program: String
     /// The pipe the handlers write to, and the one that becomes readable at the request.
     private let caught: (readEnd: Int32, writeEnd: Int32)
     private let announced: (readEnd: Int32, writeEnd: Int32)
 
     /// The request of this process, once a program has made one.
-    private static let current = Mutex<EndRequest?>(nil)
+    private static let current = Locked<EndRequest?>(nil)
 
     /// The request made by ``catching(_:program:)``, if any: what ``BoundedOutput`` waits for.
     package static var active: EndRequest? { current.withLock { $0 } }
@@ -54,7 +54,11 @@ package final class EndRequest: Sendable {
             return true
         }
         precondition(first, "an EndRequest is made once per process")
-        try startDetachedThread { request.run() }
+        do {
+            try SystemThread(name: "process-end") { request.run() }.detach()
+        } catch {
+            throw .init(number: error.number)
+        }
         for signal in signals {
             guard process_end_catch(signal, request.caught.writeEnd) == 0 else { throw .init(number: errno) }
         }
@@ -63,8 +67,12 @@ package final class EndRequest: Sendable {
 
     private init(program: String) throws(BoundedOutput.Failure) {
         self.program = program
-        caught = try makeNonBlockingPipe()
-        announced = try makeNonBlockingPipe()
+        do {
+            caught = try Syscall.pipe()
+            announced = try Syscall.pipe()
+        } catch {
+            throw .init(number: error.number)
+        }
         (signals, sink) = AsyncStream.makeStream(of: Int32.self)
     }
 
@@ -96,7 +104,7 @@ package final class EndRequest: Sendable {
         var deadline: ContinuousClock.Instant?
         while true {
             var fds = [pollfd(fd: caught.readEnd, events: Int16(POLLIN), revents: 0)]
-            let wait = deadline.map(pollMilliseconds(until:)) ?? -1
+            let wait = Syscall.pollTimeout(until: deadline)
             if wait == 0 { endNow() }
             guard poll(&fds, 1, wait) > 0 else { continue }
             var bytes = [UInt8](repeating: 0, count: 16)
@@ -125,41 +133,11 @@ package final class EndRequest: Sendable {
     private func endNow() -> Never {
         let signal = self.signal ?? SIGTERM
         process_end_restore_terminal()
-        let line = "\(program): not ended \(Self.limit.decimalSeconds) s after \(Self.name(of: signal)); ending by it\n"
+        let line = "\(program): not ended \(Self.limit.secondsText) after \(Self.name(of: signal)); ending by it\n"
         try? BoundedOutput.standardError.write(line)
         process_end_by_signal(signal)
     }
 
-}
-
-/// poll(2)'s timeout until `deadline`: whole milliseconds, rounded up so that a wake is never early; 0 once it has
-/// passed.
-func pollMilliseconds(until deadline: ContinuousClock.Instant) -> Int32 {
-    let left = ContinuousClock.now.duration(to: deadline)
-    guard left > .zero else { return 0 }
-    let (seconds, attoseconds) = left.components
-    return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
-}
-
-/// A pipe whose two ends do not block and are closed on exec: the wake pipes of the request and of whereami's
-/// screen.
-package func makeNonBlockingPipe() throws(BoundedOutput.Failure) -> (readEnd: Int32, writeEnd: Int32) {
-    var ends: [Int32] = [-1, -1]
-    guard Glibc.pipe(&ends) == 0 else { throw .init(number: errno) }
-    for fd in ends {
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-    }
-    return (ends[0], ends[1])
-}
-
-extension Duration {
-    /// The duration in seconds to a tenth, as people read it: `0.8`.
-    package var decimalSeconds: String {
-        let (seconds, attoseconds) = components
-        let tenths = attoseconds / 100_000_000_000_000_000
-        return tenths == 0 ? "\(seconds)" : "\(seconds).\(tenths)"
-    }
 }
 
 /// The signals that end a process abnormally but can be caught, each made to put the terminal back first.

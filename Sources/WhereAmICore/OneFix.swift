@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GPSDLocation
+import GPSDSystem
 import Synchronization
 
 extension WhereAmI {
@@ -26,7 +27,7 @@ extension WhereAmI {
             var time: Date
         }
 
-        private let seen = Mutex<Set<Epoch>>([])
+        private let seen = Locked<Set<Epoch>>([])
 
         /// A real-time handler: quick, on the manager's reader thread.
         func saw(_ fix: Location) {

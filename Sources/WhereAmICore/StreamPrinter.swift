@@ -2,7 +2,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import GPSDLocation
-import Synchronization
+import GPSDSystem
 
 /// Prints a stream's records (`--follow`) from the manager's reader thread: each fix is turned into its record and
 /// written to standard output by the thread that decided it, with write(2), no task or queue in between.
@@ -41,7 +41,7 @@ final class StreamPrinter: Sendable {
         var drained: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let output: Output
     private let count: Int?
     private let interval: Double?
@@ -59,7 +59,7 @@ final class StreamPrinter: Sendable {
         context: @escaping @Sendable (Location) -> RecordContext = { _ in RecordContext() },
         tell: @escaping @Sendable (Event) -> Void
     ) {
-        state = Mutex(State(writer: writer))
+        state = Locked(State(writer: writer))
         self.output = output
         self.count = count
         self.interval = interval

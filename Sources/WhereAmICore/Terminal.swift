@@ -1,7 +1,7 @@
 import Glibc
 import GPSDLocation
 import ProcessEnd
-import Synchronization
+import GPSDSystem
 
 /// Standard output, written with write(2) so every record reaches a pipe at once (no stdio buffering), and never
 /// waiting past the end that a signal requests (``BoundedOutput``).
@@ -26,7 +26,7 @@ final class StatusReporter: Sendable {
     let oneFix: Bool
     /// The manager's last status before it stopped, kept even when quiet: it explains a missing fix; and whether it
     /// has connected.
-    private let lastStatus = Mutex<(status: LocationStatus?, connected: Bool)>((nil, false))
+    private let lastStatus = Locked<(status: LocationStatus?, connected: Bool)>((nil, false))
 
     init(quiet: Bool, oneFix: Bool = false) {
         self.quiet = quiet

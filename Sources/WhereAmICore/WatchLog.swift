@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import GPSDSystem
 
 /// Where the library logs during `whereami --watch`: onto the panel's ``WatchPanel/note`` row, the newest message,
 /// and kept, each, for ``replay(to:)`` once the terminal is back. The default handler writes to standard error,
@@ -37,7 +37,7 @@ struct WatchLogHandler: LogHandler {
 /// and how many more there were.
 final class WatchLog: Sendable {
     static let limit = 100
-    private let events = Mutex<(kept: [LogEvent], dropped: Int)>(([], 0))
+    private let events = Locked<(kept: [LogEvent], dropped: Int)>(([], 0))
 
     func keep(_ event: LogEvent) {
         events.withLock { events in

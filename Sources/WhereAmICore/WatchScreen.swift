@@ -1,6 +1,6 @@
 import Glibc
+import GPSDSystem
 import ProcessEnd
-import Synchronization
 
 /// The terminal of `whereami --watch`: a thread of its own owns it from the switch to the alternate screen and raw
 /// input to their undoing, draws the panel, reads the keys, and redraws once a second for the fix's age.
@@ -32,29 +32,31 @@ final class WatchScreen: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state: Mutex<State>
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let state: Locked<State>
+    private let wakePipe: WakePipe
     private let tell: @Sendable (Event) -> Void
 
     /// How long the thread waits for a key or a change before it redraws the fix's age: a second.
-    static let tick: Int32 = 1000
+    static let tick: Duration = .seconds(1)
 
     /// A screen for `panel`, telling `tell` of keys and failures; nothing is drawn until ``start()``.
     init(panel: WatchPanel, tell: @escaping @Sendable (Event) -> Void) throws(Output.Failure) {
-        (wakeRead, wakeWrite) = try makeNonBlockingPipe()
-        state = Mutex(State(panel: panel))
+        do {
+            wakePipe = try WakePipe()
+        } catch {
+            throw Output.Failure(number: error.number)
+        }
+        state = Locked(State(panel: panel))
         self.tell = tell
-    }
-
-    deinit {
-        Glibc.close(wakeRead)
-        Glibc.close(wakeWrite)
     }
 
     /// Starts the screen's thread, which sets the terminal up and draws the first frame.
     func start() throws(Output.Failure) {
-        try startDetachedThread { [self] in run() }
+        do {
+            try SystemThread(name: "whereami-watch") { [self] in run() }.detach()
+        } catch {
+            throw Output.Failure(number: error.number)
+        }
     }
 
     /// Changes the panel; the thread redraws what changed.
@@ -93,8 +95,7 @@ final class WatchScreen: Sendable {
     }
 
     private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)   // a full pipe already wakes the thread
+        wakePipe.signal()
     }
 
     // MARK: - The thread
@@ -180,11 +181,9 @@ final class WatchScreen: Sendable {
             }
 
             let keys = readsKeys && foreground
-            var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-            if keys { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
-            guard poll(&fds, nfds_t(fds.count), Self.tick) > 0 else { continue }
-            if fds[0].revents != 0 { drainWakePipe() }
-            if keys, fds[1].revents != 0 {
+            // A failed poll (it cannot fail but for a bad descriptor) goes round again, a tick later at most.
+            let input = (try? wakePipe.poll(keys ? STDIN_FILENO : nil, events: Int16(POLLIN), timeout: Self.tick)) ?? 0
+            if keys, input != 0 {
                 switch readKeys() {
                 case .quit: tell(.quit)
                 case .redraw: state.withLock { $0.resized = true }
@@ -194,11 +193,6 @@ final class WatchScreen: Sendable {
                 }
             }
         }
-    }
-
-    private func drainWakePipe() {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while read(wakeRead, &bytes, bytes.count) > 0 {}
     }
 
     /// Ctrl-Z: the terminal put back as it was, then the job stopped as the terminal's own Ctrl-Z would stop it

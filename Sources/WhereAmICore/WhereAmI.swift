@@ -3,6 +3,7 @@ import CDemoRecording
 import FoundationEssentials
 import Glibc
 import GPSDLocation
+import GPSDSystem
 import ProcessEnd
 
 /// The `whereami` command (the executable target only calls `main()`).
@@ -96,7 +97,7 @@ package struct WhereAmI: AsyncParsableCommand {
         } catch let failure as Output.Failure {
             if failure.readerWentAway || (onTerminal && failure.number == EIO) { return }
             if failure.abandoned, let signal = EndRequest.active?.signal {
-                status.fail("standard output took nothing for \(EndRequest.outputGrace.decimalSeconds) s after "
+                status.fail("standard output took nothing for \(EndRequest.outputGrace.secondsText) after "
                             + "\(EndRequest.name(of: signal)); the rest of the output is lost")
                 throw ExitCode(74)
             }

@@ -4,7 +4,6 @@ import FleetTestSupport
 import FleetUplink
 import Foundation
 import GPSDLocation
-import GPSDTestSupport
 import Logging
 import CoreMetrics
 import MetricsTestKit
@@ -157,14 +156,16 @@ struct FleetBench {
     /// time from its TPV's arrival to the broker's acknowledgement, in seconds.
     static func liveLatencies(count: Int, address: BrokerAddress, directory: URL, logger: Logger) async throws -> [Double] {
         let log = directory.appendingPathComponent("live.nmea")
-        try nmea(epochs: count + 20).write(to: log, atomically: true, encoding: .utf8)
+        // gpsfake replays from its start, before the manager connects: a minute of epochs more than are read.
+        try nmea(epochs: count + 1200).write(to: log, atomically: true, encoding: .utf8)
         let queue = try FixQueue(directory: directory.appendingPathComponent("live").path, vehicle: try VehicleID("bench-live"))
         let metrics = TestMetrics()
         let uplink = try Uplink(configuration: UplinkConfiguration(vehicle: queue.vehicle, broker: address), queue: queue,
                                 logger: logger, metricsFactory: metrics)
         uplink.start()
         for await state in uplink.statusChanges() where state == .online { break }
-        try await GPSFake.run(logs: [log], cycle: 0.05, once: true, lingerAfterEnd: 2, waitForClient: true) { fake in
+        let fake = try await GPSFakeProcess.start(logs: [log], cycle: 0.05)
+        do {
             let gps = AsyncLocationManager(server: GPSDServer(host: "127.0.0.1", port: fake.port))
             var received = 0
             for try await fix in gps.updates(delivery: .oncePerEpoch, bufferingPolicy: .unbounded) {
@@ -174,7 +175,11 @@ struct FleetBench {
                 if received == count + 10 { break }
             }
             await gps.stop()
+        } catch {
+            await fake.stop()
+            throw error
         }
+        await fake.stop()
         await uplink.flushQueue()
         while uplink.statistics.queue.depth > 0 || uplink.statistics.inFlight > 0 {
             try await Task.sleep(for: .milliseconds(10))

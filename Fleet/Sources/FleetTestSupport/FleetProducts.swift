@@ -1,9 +1,8 @@
 public import Foundation
-import GPSDTestSupport
 
 /// The fleet's programs as this package built them, next to the test bundle (`.build/debug/fleet-uplink`, …).
 public enum FleetProducts {
-    /// The built executable `name` (GPSDTestSupport's `BuiltProduct`).
+    /// The built executable `name` (``BuiltProduct``).
     public static func url(_ name: String) -> URL { BuiltProduct.url(name) }
 
     /// Starts `fleet-uplink` with `arguments`, its output in `output`.

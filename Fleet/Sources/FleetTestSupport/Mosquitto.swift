@@ -1,5 +1,4 @@
 public import Foundation
-import GPSDTestSupport
 
 #if canImport(Glibc)
 import Glibc

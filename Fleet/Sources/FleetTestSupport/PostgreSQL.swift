@@ -1,5 +1,4 @@
 public import Foundation
-import GPSDTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -146,7 +145,7 @@ public final class PostgreSQL: @unchecked Sendable {
         try? output.close()
         lock.withLock { process = server }
         let deadline = ContinuousClock.now + .seconds(60)
-        while !loopbackAccepts(port: port) {
+        while !canConnect(port: port) {
             guard server.isRunning else {
                 throw ServerError("\(command.joined(separator: " ")) ended before it listened on 127.0.0.1:\(port):\n\(self.log)")
             }

@@ -1,5 +1,4 @@
 public import Foundation
-import GPSDTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -101,7 +100,7 @@ public final class ServerProcess: @unchecked Sendable {
 public func waitUntilListening(port: UInt16, process: ServerProcess, timeout: Duration = .seconds(60)) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {
-        if loopbackAccepts(port: port) { return }
+        if canConnect(port: port) { return }
         guard process.isRunning else {
             throw ServerError("\(process.commandLine) ended before it listened on 127.0.0.1:\(port):\n\(process.output)")
         }
@@ -109,22 +108,6 @@ public func waitUntilListening(port: UInt16, process: ServerProcess, timeout: Du
             throw ServerError("\(process.commandLine) did not listen on 127.0.0.1:\(port) within \(timeout):\n\(process.output)")
         }
         try await Task.sleep(for: .milliseconds(20))
-    }
-}
-
-/// Whether a TCP connection to 127.0.0.1:`port` succeeds now (closed again at once).
-public func loopbackAccepts(port: UInt16) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
     }
 }
 

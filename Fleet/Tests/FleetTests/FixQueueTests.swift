@@ -2,7 +2,7 @@ import FleetCore
 import FleetUplink
 import Foundation
 import GPSDLocation
-import GPSDTestSupport
+import FleetTestSupport
 import Testing
 
 /// The uplink's queue on a real SQLite file in a scratch directory of its own per test.

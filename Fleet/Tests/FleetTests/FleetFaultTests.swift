@@ -3,7 +3,6 @@ import FleetTestSupport
 import FleetUplink
 import Foundation
 import GPSDLocation
-import GPSDTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -2,7 +2,6 @@ import FleetCore
 import FleetTestSupport
 import FleetUplink
 import Foundation
-import GPSDTestSupport
 import Testing
 
 #if canImport(Glibc)

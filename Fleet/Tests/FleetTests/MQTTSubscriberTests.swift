@@ -1,6 +1,5 @@
 import FleetIngest
 import FleetTestSupport
-import GPSDTestSupport
 import Foundation
 import NIOCore
 import NIOPosix

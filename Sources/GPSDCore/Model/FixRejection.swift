@@ -1,3 +1,5 @@
+import GPSDSystem
+
 /// Fixes kept coming, but none met a consumer's desired accuracy for as long as the manager's
 /// ``LocationManager/staleTimeout``: what a consumer filtered to silence is told, once, until a fix passes again.
 /// A delegate hears it through ``LocationManagerDelegate/locationManager(_:didRejectFixes:)``, a live timeline

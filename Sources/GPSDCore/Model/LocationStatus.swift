@@ -1,3 +1,5 @@
+import GPSDSystem
+
 /// Whether fixes are available, and if not why: what a robot's supervisor or a dashboard shows.
 ///
 /// A ``LocationManager`` moves through these while something wants fixes, and tells its delegate
@@ -58,23 +60,6 @@ public enum LocationStatus: Sendable, Hashable, CustomStringConvertible {
             "reconnecting in \(delay.secondsText) (attempt \(attempt)): \(error.message)"
         case .stopped: "stopped"
         }
-    }
-}
-
-extension Duration {
-    /// `0.25 s`, `8 s`, `-0.5 s`: seconds for people, to the millisecond (towards zero). A duration beyond
-    /// 30,000 years either way, which no timer of ours takes, is written as a `Double`'s text: `1e+20 s`.
-    package var secondsText: String {
-        let limit = Duration.seconds(1_000_000_000_000)
-        guard self < limit, self > .zero - limit else { return "\(self / .seconds(1)) s" }
-        let milliseconds = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-        let sign = milliseconds < 0 ? "-" : ""
-        let (whole, fraction) = milliseconds.magnitude.quotientAndRemainder(dividingBy: 1000)
-        guard fraction != 0 else { return "\(sign)\(whole) s" }
-        var digits = String(fraction)
-        digits = String(repeating: "0", count: 3 - digits.count) + digits
-        while digits.hasSuffix("0") { digits.removeLast() }
-        return "\(sign)\(whole).\(digits) s"
     }
 }
 

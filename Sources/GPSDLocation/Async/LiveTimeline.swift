@@ -1,5 +1,5 @@
 import GPSDCore
-import Synchronization
+import GPSDSystem
 
 /// What a live timeline makes of its subscription's events, in order: a ``LocationUpdate`` for each fix, change of
 /// status and rejection. A value: the stream's outlet keeps one, and tests feed it events.
@@ -97,7 +97,7 @@ extension StreamOutlet {
         _ channel: UpdateChannel<LocationUpdate, any Error>, stationary: StationaryDetector.Configuration
     ) -> StreamOutlet {
         // One thread passes a stream's events at a time; the lock only makes that visible to the compiler.
-        let timeline = Mutex(LiveTimeline(stationary: stationary))
+        let timeline = Locked(LiveTimeline(stationary: stationary))
         return StreamOutlet(
             pass: { notices in
                 // Folded under the channel's lock, in order; the consumer is resumed after both locks.

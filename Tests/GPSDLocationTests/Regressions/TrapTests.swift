@@ -1,5 +1,6 @@
 import Foundation
 @testable import GPSDCore
+import GPSDSystem
 import GPSDLocation
 import GPSDTestSupport
 import Testing
@@ -143,7 +144,7 @@ struct TrapTests {
             let huge = [Duration.seconds(-1e19), .seconds(1e19), .seconds(Int64.min), .seconds(Int64.max) * 4]
             for timeout in huge {
                 SystemManagerClock().schedule(after: timeout) {}
-                #expect(WakePipe.milliseconds(timeout) == (timeout < .zero ? 0 : -1))
+                #expect(Syscall.pollTimeout(timeout) == (timeout < .zero ? 0 : -1))
             }
             let recording = Array((ReportLines.tpv(second: 1) + "\n").utf8)
             let gps = AsyncLocationManager(recording: recording, named: "one fix", pace: .realTime)

@@ -1,20 +1,27 @@
-import Glibc
-import GPSDSystem
+public import Glibc
 
 /// A pipe that wakes a thread blocked in poll(2): how a reader thread learns that its session is closing, or
 /// that a command is waiting to be sent, without timeouts or busy loops. Also an interruptible sleep.
-final class WakePipe: Sendable {
+///
+/// ```swift
+/// let wake = try WakePipe()
+/// // The waiting thread:
+/// let ready = try wake.poll(socket, events: Int16(POLLIN), timeout: .seconds(1))
+/// // Any other thread, any number of times:
+/// wake.signal()
+/// ```
+public final class WakePipe: Sendable {
     private let readEnd: Int32
     private let writeEnd: Int32
 
     /// Takes over the two ends of a non-blocking pipe.
-    init(_ ends: (readEnd: Int32, writeEnd: Int32)) {
+    public init(_ ends: (readEnd: Int32, writeEnd: Int32)) {
         (readEnd, writeEnd) = ends
     }
 
     /// A new pipe.
     /// - Throws: the failed `pipe2` (too many open files, say).
-    convenience init() throws(SystemError) {
+    public convenience init() throws(SystemError) {
         self.init(try Syscall.pipe())
     }
 
@@ -24,30 +31,26 @@ final class WakePipe: Sendable {
     }
 
     /// Wakes the waiting thread. Safe from any thread, any number of times; a full pipe already holds a wake.
-    func signal() {
+    public func signal() {
         // Only a full pipe (nil) can stop the write; it holds a wake already, so nothing is lost.
         _ = try? Syscall.write(writeEnd, [1])
     }
 
     /// Waits until `fd` (if any) is ready for `events` (or closed, or in error), the pipe is signalled, or
     /// `timeout` passes (`nil`: no limit). Returns whether `fd` is ready; a read or write will tell how.
-    func wait(for fd: Int32?, events: Int16 = Int16(POLLIN), timeout: Duration?) throws(SystemError) -> Bool {
-        var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
-        if let fd { fds.append(pollfd(fd: fd, events: events, revents: 0)) }
-        let count = try Syscall.poll(&fds, milliseconds: timeout.map(Self.milliseconds) ?? -1)
-        guard count > 0 else { return false }
-        if fds[0].revents != 0 { drain() }
-        return fds.count > 1 && fds[1].revents != 0
+    public func wait(for fd: Int32?, events: Int16 = Int16(POLLIN), timeout: Duration?) throws(SystemError) -> Bool {
+        try poll(fd, events: events, timeout: timeout) != 0
     }
 
-    /// A timeout for poll(2), rounded up to the millisecond; anything past about 24 days waits without limit.
-    static func milliseconds(_ duration: Duration) -> Int32 {
-        // Bounded before `components`, which traps beyond Int64.max seconds either way.
-        guard duration > .zero else { return 0 }
-        guard duration < .seconds(Int32.max / 1000) else { return -1 }
-        let (seconds, attoseconds) = duration.components
-        let whole = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        return Int32(whole + (attoseconds % 1_000_000_000_000_000 > 0 ? 1 : 0))
+    /// Like ``wait(for:events:timeout:)``, returning what poll(2) said of `fd` (its `revents`: 0 when it is not
+    /// ready), for a caller that waits for reading and writing at once.
+    public func poll(_ fd: Int32?, events: Int16, timeout: Duration?) throws(SystemError) -> Int16 {
+        var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
+        if let fd { fds.append(pollfd(fd: fd, events: events, revents: 0)) }
+        let count = try Syscall.poll(&fds, milliseconds: Syscall.pollTimeout(timeout))
+        guard count > 0 else { return 0 }
+        if fds[0].revents != 0 { drain() }
+        return fds.count > 1 ? fds[1].revents : 0
     }
 
     /// Empties the pipe; it is non-blocking, so this ends at the first read that finds it empty.
