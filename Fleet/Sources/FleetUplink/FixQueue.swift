@@ -2,63 +2,7 @@ public import FleetCore
 public import Foundation
 public import GPSDLocation
 import GRDB
-import Synchronization
-
-/// One fix waiting in a ``FixQueue``: its sequence number and its payload, ready to publish.
-public struct QueuedFix: Sendable, Equatable {
-    /// The fix's number on its vehicle (``FleetMessage/seq``).
-    public let seq: Int64
-    /// The message as it goes on the wire (``FleetMessage/payload()``).
-    public let payload: [UInt8]
-
-    public init(seq: Int64, payload: [UInt8]) {
-        self.seq = seq
-        self.payload = payload
-    }
-}
-
-/// A ``FixQueue``'s health, read from memory at no cost.
-public struct FixQueueStatistics: Sendable, Equatable {
-    /// Fixes in the queue.
-    public var depth: Int
-    /// Fixes dropped for the cap, ever (kept in the queue's file).
-    public var dropped: Int64
-    /// The newest sequence number given (0: none yet).
-    public var lastSeq: Int64
-    /// When the oldest fix still queued was appended (wall clock), nil when the queue is empty.
-    public var oldestQueuedAt: Date?
-
-    public init(depth: Int = 0, dropped: Int64 = 0, lastSeq: Int64 = 0, oldestQueuedAt: Date? = nil) {
-        self.depth = depth
-        self.dropped = dropped
-        self.lastSeq = lastSeq
-        self.oldestQueuedAt = oldestQueuedAt
-    }
-}
-
-/// What a ``FixQueue`` refuses, or what failed under it.
-public enum FixQueueError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// SQLite failed (a full disk, a file that is not a queue, …): its message.
-    case database(String)
-    /// The queue's file belongs to another vehicle: its name. Each vehicle keeps a queue of its own.
-    case otherVehicle(found: String)
-    /// A fix that cannot be sent (``FleetError/unsendableFix(_:)``); nothing was appended.
-    case unsendable(FleetError)
-    /// A capacity under one fix.
-    case invalidCapacity
-    /// Another ``FixQueue`` (in this process or another, a second uplink) has the queue's file open: its path.
-    case inUse(String)
-
-    public var description: String {
-        switch self {
-        case .database(let message): "the fix queue failed: \(message)"
-        case .otherVehicle(let found): "the fix queue belongs to another vehicle: \(found)"
-        case .unsendable(let error): "\(error)"
-        case .invalidCapacity: "the fix queue's capacity must be at least 1 fix"
-        case .inUse(let path): "the fix queue \(path) is open elsewhere (another fleet-uplink?)"
-        }
-    }
-}
+import GPSDSystem
 
 /// The uplink's on-disk queue of fixes: SQLite in WAL mode, each append committed durably before it returns.
 ///
@@ -96,10 +40,10 @@ public final class FixQueue: Sendable {
 
     private let database: DatabaseQueue
     /// Written only inside `database`'s serialized accesses, after their commit; read by `statistics` from any thread.
-    private let state: Mutex<FixQueueStatistics>
+    private let state: Locked<FixQueueStatistics>
 
     /// The file's layout; a queue written by a newer layout is refused.
-    private static let schemaVersion = 1
+    static let schemaVersion = 1
 
     /// Opens (creating when missing) DIRECTORY/queue.sqlite; refuses a queue that belongs to another vehicle.
     ///
@@ -159,7 +103,7 @@ public final class FixQueue: Sendable {
             try? database.close()
             throw Self.queueError(error, path: path)
         }
-        state = Mutex(loaded)
+        state = Locked(loaded)
     }
 
     /// Appends one fix with the vehicle's next sequence number, and returns its message. It is on disk when this
@@ -303,82 +247,5 @@ public final class FixQueue: Sendable {
         } catch {
             throw Self.queueError(error, path: path)
         }
-    }
-
-    private static func queueError(_ error: any Error, path: String) -> FixQueueError {
-        switch error {
-        case let error as FixQueueError:
-            return error
-        case let error as DatabaseError where error.resultCode.primaryResultCode == .SQLITE_BUSY:
-            return .inUse(path)
-        case let error as DatabaseError:
-            return .database("\(path): \(error.message ?? "SQLite error \(error.resultCode.rawValue)")")
-        default:
-            return .database("\(path): \(error)")
-        }
-    }
-
-    /// Creates the tables when missing, checks the vehicle, and reads the statistics.
-    private static func load(_ db: Database, path: String, vehicle: VehicleID, into statistics: inout FixQueueStatistics) throws {
-        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-        guard version <= schemaVersion else {
-            throw FixQueueError.database("\(path) is a queue of a newer layout (\(version))")
-        }
-        if version == 0 {
-            try db.execute(sql: """
-                CREATE TABLE fixes (seq INTEGER PRIMARY KEY, payload BLOB NOT NULL, queued REAL NOT NULL);
-                CREATE TABLE queue (
-                    only INTEGER PRIMARY KEY CHECK (only = 1),
-                    vehicle TEXT NOT NULL,
-                    last_seq INTEGER NOT NULL,
-                    dropped INTEGER NOT NULL
-                );
-                PRAGMA user_version = \(schemaVersion);
-                """)
-            try db.execute(
-                sql: "INSERT INTO queue (only, vehicle, last_seq, dropped) VALUES (1, ?, 0, 0)",
-                arguments: [vehicle.rawValue])
-        }
-        guard let row = try Row.fetchOne(db, sql: "SELECT vehicle, last_seq, dropped FROM queue WHERE only = 1") else {
-            throw FixQueueError.database("\(path) has no queue row")
-        }
-        let owner: String = row[0]
-        guard owner == vehicle.rawValue else { throw FixQueueError.otherVehicle(found: owner) }
-        let newest = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM fixes") ?? 0
-        statistics.lastSeq = max(row[1], newest)
-        statistics.dropped = row[2]
-        statistics.depth = try Int.fetchOne(db, sql: "SELECT count(*) FROM fixes") ?? 0
-        statistics.oldestQueuedAt = try oldestQueuedAt(db)
-    }
-
-    /// Drops the oldest fixes beyond `capacity` and counts them, inside the caller's transaction.
-    private static func trim(_ db: Database, capacity: Int, statistics: inout FixQueueStatistics) throws {
-        let excess = statistics.depth - capacity
-        guard excess > 0 else { return }
-        // The first seq kept is the one `excess` rows after the oldest.
-        try db.cachedStatement(sql: """
-            DELETE FROM fixes WHERE seq < (SELECT seq FROM fixes ORDER BY seq LIMIT 1 OFFSET ?)
-            """).execute(arguments: [excess])
-        let dropped = db.changesCount
-        statistics.depth -= dropped
-        statistics.dropped += Int64(dropped)
-        try db.cachedStatement(sql: "UPDATE queue SET dropped = ?").execute(arguments: [statistics.dropped])
-        statistics.oldestQueuedAt = try oldestQueuedAt(db)
-    }
-
-    private static func oldestQueuedAt(_ db: Database) throws -> Date? {
-        let select = try db.cachedStatement(sql: "SELECT queued FROM fixes ORDER BY seq LIMIT 1")
-        return try Double.fetchOne(select).map { Date(timeIntervalSince1970: $0) }
-    }
-
-    private static func fixes(_ select: Statement, arguments: StatementArguments, capacity: Int) throws -> [QueuedFix] {
-        var fixes: [QueuedFix] = []
-        fixes.reserveCapacity(min(capacity, 1024))
-        let rows = try Row.fetchCursor(select, arguments: arguments)
-        while let row = try rows.next() {
-            let payload = try row.withUnsafeData(atIndex: 1) { data in data.map { [UInt8]($0) } ?? [] }
-            fixes.append(QueuedFix(seq: row[0], payload: payload))
-        }
-        return fixes
     }
 }

@@ -1,5 +1,6 @@
 public import FleetCore
 public import GPSDLocation
+import GPSDSystem
 
 /// How an ``Uplink`` reaches its broker and paces what it sends.
 ///
@@ -29,6 +30,8 @@ public struct UplinkConfiguration: Sendable {
     /// When to try again after a connection failed, was refused or was lost: by default 0.5 s doubling to 30 s,
     /// each varied by ±50 %, for ever.
     public var reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(30), jitter: 0.5)
+    /// The seed of the reconnection delays' jitter: the same seed, the same delays (for tests); nil: a random one.
+    public var jitterSeed: UInt64?
 
     public init(vehicle: VehicleID, broker: BrokerAddress) {
         self.vehicle = vehicle
@@ -64,7 +67,7 @@ public enum UplinkState: Sendable, Equatable, CustomStringConvertible {
         case .online: "online"
         case .refused(let reason): "refused: \(reason)"
         case .disconnected(let reason): "disconnected: \(reason)"
-        case .waiting(let delay): "retrying in \(seconds(delay)) s"
+        case .waiting(let delay): "retrying in \(delay.secondsText)"
         case .stopped: "stopped"
         }
     }
@@ -91,17 +94,7 @@ public enum UplinkError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .system(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
+        case .system(let call, let code): "\(call) failed: \(SystemError(function: call, number: code).text)"
         }
     }
-}
-
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// A duration in seconds with one decimal, for messages.
-func seconds(_ duration: Duration) -> String {
-    let tenths = Int64((Double(duration.components.seconds) * 10 + Double(duration.components.attoseconds) / 1e17).rounded())
-    return "\(tenths / 10).\(tenths % 10)"
 }

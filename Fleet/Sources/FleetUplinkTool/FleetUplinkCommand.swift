@@ -113,10 +113,12 @@ struct FleetUplinkCommand: AsyncParsableCommand {
                     uplink.enqueue(fix)
                     count += 1
                 }
-                // A recording has ended: stay until the queue is empty (or a signal comes).
+                // gpsd's updates end only at the stop; a recording's at its end: then stay until the broker has every
+                // fix (or a signal comes).
+                guard replay != nil, !Task.isCancelled else { return }
                 await uplink.flushQueue()
                 logger.info("recording ended: \(count) fixes queued; waiting until the broker has them all")
-                while uplink.statistics.queue.depth > 0 { try await Task.sleep(for: .milliseconds(100)) }
+                await uplink.drained()
             }
             group.addTask {
                 for await state in uplink.statusChanges() { logger.info("broker: \(state)") }

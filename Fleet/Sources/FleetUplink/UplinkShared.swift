@@ -1,0 +1,73 @@
+import CoreMetrics
+import FleetCore
+import Foundation
+import GPSDLocation
+import GPSDSystem
+
+/// What the uplink's callers and its two threads share, under its one lock. The machine itself is not here: it
+/// belongs to the network thread alone, which learns of new fixes and of a stop from ``newest`` and ``isStopping``.
+struct UplinkShared {
+    var state = UplinkState.connecting(attempt: 1)
+    var isStarted = false
+    /// ``Uplink/stop()`` was called: the threads end, and nothing more is taken.
+    var isStopping = false
+    var observers: [Int: AsyncStream<UplinkState>.Continuation] = [:]
+    var nextObserver = 0
+    /// The machine's counts, as of the network thread's last turn.
+    var counts = Counts()
+
+    // The writer's.
+    /// Fixes given and not yet written, and whether a write is under way.
+    var pending: [Location] = []
+    var isWriting = false
+    var isWriterStarted = false
+    var flushWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The newest fix written, for the network thread to take.
+    var newest: QueuedFix?
+    /// When fixes sent as they came arrived from gpsd, by sequence number, until acknowledged.
+    var arrivals: [Int64: ContinuousClock.Instant] = [:]
+    /// The queue's drops already counted in the metrics.
+    var droppedCounted: Int64 = 0
+
+    // The threads'.
+    var threads: [SystemThread] = []
+    var runningThreads = 0
+    var endWaiters: [CheckedContinuation<Void, Never>] = []
+    var drainWaiters: [CheckedContinuation<Void, Never>] = []
+
+    struct Counts: Equatable {
+        var acknowledged: Int64 = 0
+        var connections = 0
+        var refusals = 0
+        var inFlight = 0
+    }
+}
+
+/// An uplink's metrics.
+struct UplinkMetrics: Sendable {
+    let depth: Gauge
+    let oldestAge: Gauge
+    let acknowledged: Counter
+    let dropped: Counter
+    let connections: Counter
+    let refusals: Counter
+    let online: Gauge
+    let latency: CoreMetrics.Timer
+
+    init(vehicle: VehicleID, factory: any MetricsFactory) {
+        let dimensions = [("vehicle", vehicle.rawValue)]
+        depth = Gauge(label: "fleet_uplink_queue_depth", dimensions: dimensions, factory: factory)
+        oldestAge = Gauge(label: "fleet_uplink_oldest_age_seconds", dimensions: dimensions, factory: factory)
+        acknowledged = Counter(label: "fleet_uplink_acknowledged_total", dimensions: dimensions, factory: factory)
+        dropped = Counter(label: "fleet_uplink_dropped_total", dimensions: dimensions, factory: factory)
+        connections = Counter(label: "fleet_uplink_connections_total", dimensions: dimensions, factory: factory)
+        refusals = Counter(label: "fleet_uplink_refusals_total", dimensions: dimensions, factory: factory)
+        online = Gauge(label: "fleet_uplink_online", dimensions: dimensions, factory: factory)
+        latency = CoreMetrics.Timer(label: "fleet_uplink_fix_latency", dimensions: dimensions, factory: factory)
+    }
+
+    func update(_ statistics: FixQueueStatistics, now: Date) {
+        depth.record(statistics.depth)
+        oldestAge.record(statistics.oldestQueuedAt.map { max(now.timeIntervalSince($0), 0) } ?? 0)
+    }
+}
