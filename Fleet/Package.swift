@@ -84,7 +84,7 @@ let package = Package(
             dependencies: [
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "FleetUplink", "FleetToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "GPSDSystem", package: "GPSDLocation"),
             ]
         ),
         .executableTarget(

@@ -53,7 +53,7 @@ public enum Syscall {
     }
 
     /// The outcome of a connection attempt that was in progress (`SO_ERROR`): throws the reason it failed.
-    package static func finishConnecting(_ socket: Int32) throws(SystemError) {
+    public static func finishConnecting(_ socket: Int32) throws(SystemError) {
         var failure: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         _ = try retrying("getsockopt") { getsockopt(socket, SOL_SOCKET, SO_ERROR, &failure, &length) }

@@ -8,13 +8,9 @@ import Logging
 // The queue's writer: a thread of its own that writes the fixes given to `enqueue` in one transaction per write,
 // so that a network that hangs never holds a fix back from the disk, and a burst costs one commit.
 extension Uplink {
-    /// Starts the writer at the first fix or at the start, whichever comes first.
-    func startWriterIfNeeded() {
-        let first = shared.withLock { shared in
-            defer { shared.isWriterStarted = true }
-            return !shared.isWriterStarted
-        }
-        if first { startWorker("fleet-uplink-q") { self.write() } }
+    /// Starts the writer, reserved by ``UplinkShared/reserveWriterIfNeeded()`` at the first fix or at the start.
+    func startWriter() {
+        startWorker("fleet-uplink-q", isWriter: true) { self.write() }
     }
 
     /// The writer's loop: waits for fixes (or the stop), writes them, tells the network thread and the flushes.

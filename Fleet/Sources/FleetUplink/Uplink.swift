@@ -66,13 +66,15 @@ public final class Uplink: Sendable {
 
     /// Starts connecting and publishing, on threads of its own. Once only; later calls do nothing.
     public func start() {
-        let first = shared.withLock { shared in
-            defer { shared.isStarted = true }
-            return !shared.isStarted && !shared.isStopping
+        // The threads are counted here, with the decision, so that a stop() after it waits for them.
+        let (network, writer) = shared.withLock { shared -> (Bool, Bool) in
+            guard !shared.isStarted, !shared.isStopping else { return (false, false) }
+            shared.isStarted = true
+            shared.reserveThread()
+            return (true, shared.reserveWriterIfNeeded())
         }
-        guard first else { return }
-        startWorker("fleet-uplink") { UplinkDriver(uplink: self).run() }
-        startWriterIfNeeded()
+        if network { startWorker("fleet-uplink", isWriter: false) { UplinkDriver(uplink: self).run() } }
+        if writer { startWriter() }
     }
 
     /// Starts the uplink and keeps it running until the calling task is cancelled (or ``stop()`` is called), then
@@ -89,23 +91,23 @@ public final class Uplink: Sendable {
     /// replay, a receiver at 20 Hz) costs one commit per write, not one per fix. A fix that cannot be sent (no calendar
     /// time, a non-finite position: none from gpsd is such) is logged and left. After ``stop()`` nothing is taken.
     public func enqueue(_ location: Location) {
-        let taken = shared.withLock { shared in
-            guard !shared.isStopping else { return false }
+        let (taken, writer, warn) = shared.withLock { shared -> (Bool, Bool, Bool) in
+            guard !shared.isStopping else {
+                defer { shared.warnedAfterStop = true }
+                return (false, false, !shared.warnedAfterStop)
+            }
             shared.pending.append(location)
-            return true
+            return (true, shared.reserveWriterIfNeeded(), false)
         }
-        guard taken else {
-            logger.warning("fix not queued: the uplink is stopped")
-            return
-        }
-        startWriterIfNeeded()
+        if warn { logger.warning("fixes given after the stop are not queued (logged once)") }
+        if taken, writer { startWriter() }
     }
 
     /// Waits until every fix given to ``enqueue(_:)`` so far is in the queue.
     public func flushQueue() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = shared.withLock { shared in
-                guard shared.isWriting || !shared.pending.isEmpty else { return true }
+                guard shared.isWriterRunning, shared.isWriting || !shared.pending.isEmpty else { return true }
                 shared.flushWaiters.append(continuation)
                 return false
             }
@@ -119,7 +121,7 @@ public final class Uplink: Sendable {
         await flushQueue()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = shared.withLock { shared in
-                guard shared.runningThreads > 0 else { return true }
+                guard !shared.threadsAreDone else { return true }
                 shared.drainWaiters.append(continuation)
                 return false
             }
@@ -137,13 +139,14 @@ public final class Uplink: Sendable {
         wake.signal()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = shared.withLock { shared in
-                guard shared.runningThreads > 0 else { return true }
+                guard !shared.threadsAreDone else { return true }
                 shared.endWaiters.append(continuation)
                 return false
             }
             if ended { continuation.resume() }
         }
-        // Each thread told its end as the last thing it did: these joins wait for its return at most.
+        // Each thread told its end as the last thing it did: these joins wait for its return at most (a moment of
+        // this task's thread, where waiting for it with a continuation would cost a thread hop for nothing).
         for thread in shared.withLock({ $0.threads }) { thread.join() }
         setState(.stopped)
     }
@@ -206,29 +209,21 @@ public final class Uplink: Sendable {
         }
     }
 
-    /// Starts `body` on a thread of its own, counted until it ends and joined by ``stop()``.
-    func startWorker(_ name: String, _ body: @escaping @Sendable () -> Void) {
-        shared.withLock { $0.runningThreads += 1 }
+    /// Starts `body` on a thread of its own, reserved (``UplinkShared/reserveThread()``) by the caller and joined by
+    /// ``stop()``. A thread that cannot be started is logged, and its waiters let go.
+    func startWorker(_ name: String, isWriter: Bool, _ body: @escaping @Sendable () -> Void) {
         do {
             let thread = try SystemThread.start(name: name) { [self] in
                 body()
-                threadEnded()
+                let waiters = shared.withLock { $0.threadEnded(isWriter: isWriter) }
+                for waiter in waiters { waiter.resume() }
             }
-            shared.withLock { $0.threads.append(thread) }
+            let waiters = shared.withLock { $0.threadRegistered(thread) }
+            for waiter in waiters { waiter.resume() }
         } catch {
             logger.critical("cannot start the thread \(name): \(error)")
-            threadEnded()
+            let waiters = shared.withLock { $0.threadFailedToStart(isWriter: isWriter) }
+            for waiter in waiters { waiter.resume() }
         }
-    }
-
-    /// A thread's last act: the stop waiting for the threads resumes once none runs.
-    private func threadEnded() {
-        let waiters = shared.withLock { shared -> [CheckedContinuation<Void, Never>] in
-            shared.runningThreads -= 1
-            guard shared.runningThreads == 0 else { return [] }
-            defer { shared.endWaiters = [] }
-            return shared.endWaiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 }

@@ -13,16 +13,18 @@ import Glibc
 /// libmosquitto reported, a new fix, the stop, the time) and carries out what it returns. Only this thread touches
 /// either; other threads reach it through ``UplinkShared`` and the wake pipe.
 final class UplinkDriver {
-    private let uplink: Uplink
-    private var machine: UplinkMachine
-    private var connection: MQTTConnection?
+    let uplink: Uplink
+    var machine: UplinkMachine
+    var connection: MQTTConnection?
     /// What libmosquitto's callbacks reported during the last loop calls, in order.
-    private var events: [Event] = []
+    var events: [Event] = []
     /// Why the connection ended, if it did during the last loop calls: a loop call's error, or the callback's code.
-    private var lostReason: String?
+    var lostReason: String?
+    /// The connection's TCP connect is still under way (its socket is polled for writing until it is made).
+    var isConnectingTCP = false
     private let fixTopic: String, stateTopic: String, statusTopic: String
 
-    private enum Event {
+    enum Event {
         case connack(MQTTConnectResult)
         case acknowledged(Int32)
         case lost(String)
@@ -31,10 +33,17 @@ final class UplinkDriver {
     init(uplink: Uplink) {
         self.uplink = uplink
         let configuration = uplink.configuration
+        // Under the keepalive: libmosquitto closes a connection without CONNACK after it, less clearly.
+        let keepAlive = max(configuration.keepAlive, .seconds(1))
         let settings = UplinkMachine.Settings(
             window: min(max(configuration.maximumInFlight, 1), 65_532), batchSize: max(configuration.batchSize, 1),
-            connectTimeout: max(configuration.keepAlive, .seconds(10)), reconnectPolicy: configuration.reconnectPolicy)
-        let newest = (try? uplink.queue.newest()) ?? nil
+            connectTimeout: min(.seconds(10), keepAlive * 4 / 5), reconnectPolicy: configuration.reconnectPolicy)
+        var newest: QueuedFix?
+        do {
+            newest = try uplink.queue.newest()
+        } catch {
+            uplink.logger.error("the queue's newest fix could not be read (the state topic waits for the next): \(error)")
+        }
         machine = UplinkMachine(settings: settings, lastSeq: uplink.queue.statistics.lastSeq, newest: newest,
                                 seed: configuration.jitterSeed ?? UInt64.random(in: .min ... .max))
         fixTopic = FleetTopic.fix(configuration.vehicle)
@@ -43,7 +52,9 @@ final class UplinkDriver {
     }
 
     func run() {
-        if case .connect(let attempt) = machine.start(now: .now) { connect(attempt: attempt) }
+        if !uplink.shared.withLock({ $0.isStopping }), case .connect(let attempt) = machine.start(now: .now) {
+            connect(attempt: attempt)
+        }
         while machine.state != .stopped {
             let (newest, stop) = uplink.shared.withLock { shared in
                 defer { shared.newest = nil }
@@ -81,6 +92,7 @@ final class UplinkDriver {
             }
             connection.onPublish = { [unowned self] in events.append(.acknowledged($0)) }
             self.connection = connection
+            isConnectingTCP = true
             try connection.connectAsync(host: configuration.broker.host, port: configuration.broker.port,
                                         keepAlive: Int32(clamping: max(configuration.keepAlive.components.seconds, 1)))
         } catch {
@@ -178,13 +190,15 @@ final class UplinkDriver {
                 ids.append(id)
             }
             machine.published(ids, for: sends.fixes)
-            guard let read = sends.read else { return }
+            // A failed publish has reported the connection's loss: nothing more goes out on it.
+            guard ids.count == sends.fixes.count, let read = sends.read else { return }
             let batch: [QueuedFix]
             do {
                 batch = try uplink.queue.batch(after: read.after, limit: read.limit)
             } catch {
-                uplink.logger.error("the queue could not be read: \(error)")
-                batch = []
+                // Read again on a new connection, after the backoff.
+                events.append(.lost("the queue could not be read: \(error)"))
+                return
             }
             sends = machine.batchRead(batch)
         }
@@ -220,47 +234,6 @@ final class UplinkDriver {
             uplink.logger.error("acknowledged fixes not removed from the queue yet: \(error)")
             machine.removeFailed(seqs, now: .now)
         }
-    }
-
-    /// Waits for the socket, a wake or the machine's deadline (a second at most while connected, for the
-    /// keepalive), then lets libmosquitto read, write and keep alive; its callbacks fill ``events``.
-    private func drive() {
-        let connected = connection.map { $0.socket >= 0 } ?? false
-        var timeout = machine.deadline.map { ContinuousClock.now.duration(to: $0) }
-        if connected { timeout = min(timeout ?? .seconds(1), .seconds(1)) }
-        guard let connection, connected else {
-            _ = try? uplink.wake.poll(nil, events: 0, timeout: timeout)
-            return
-        }
-        let wanted = Int16(POLLIN) | (connection.wantsWrite ? Int16(POLLOUT) : 0)
-        do {
-            let ready = try uplink.wake.poll(connection.socket, events: wanted, timeout: timeout)
-            // A TLS handshake goes on in loopRead, also when the socket is only writable (its first flight, sent
-            // once a non-blocking connect is made); on a plain socket with nothing to read it does nothing.
-            if ready != 0 { try connection.loopRead() }
-            if connection.socket >= 0, connection.wantsWrite { try connection.loopWrite() }
-            if connection.socket >= 0 { try connection.loopMisc() }
-        } catch {
-            lostReason = "\(error)"
-        }
-        if let reason = lostReason {
-            lostReason = nil
-            events.append(.lost(reason))
-        }
-    }
-
-    /// Tells the uplink's callers what the machine counts now, and resumes the waits for a drained queue.
-    private func report() {
-        let counts = UplinkShared.Counts(acknowledged: machine.acknowledgedCount, connections: machine.connections,
-                                         refusals: machine.refusals, inFlight: machine.inFlight)
-        let drained = machine.state == .stopped || (machine.inFlight == 0 && uplink.queue.statistics.depth == 0)
-        let waiters = uplink.shared.withLock { shared -> [CheckedContinuation<Void, Never>] in
-            shared.counts = counts
-            guard drained, shared.pending.isEmpty, !shared.isWriting, shared.newest == nil else { return [] }
-            defer { shared.drainWaiters = [] }
-            return shared.drainWaiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 }
 

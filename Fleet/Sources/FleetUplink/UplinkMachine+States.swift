@@ -1,6 +1,25 @@
+import GPSDLocation
+
 // The uplink machine's states, each a struct made from the one before it, so that a transition the diagram does not
 // have cannot be written; and what each input returns.
 extension UplinkMachine {
+    /// The pacing the machine keeps to.
+    struct Settings: Sendable {
+        /// Fixes published and not acknowledged, at most.
+        var window: Int
+        /// Fixes read from the queue at a time.
+        var batchSize: Int
+        /// How long a connection may take from its start to the broker's CONNACK.
+        var connectTimeout: Duration
+        /// When to try again after a failure.
+        var reconnectPolicy: ReconnectPolicy
+        /// Acknowledged fixes leave the queue in batches of this many, or after `flushInterval`, whichever first.
+        var flushCount = 256
+        var flushInterval: Duration = .milliseconds(500)
+        /// How long a stop waits for the broker to acknowledge `offline`.
+        var closeTimeout: Duration = .seconds(2)
+    }
+
     /// A connection under way: attempt `attempt`, after `failures` failures in a row; given up at `deadline`
     /// without a CONNACK.
     struct Connecting: Sendable, Equatable {

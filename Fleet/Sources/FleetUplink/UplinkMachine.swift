@@ -19,23 +19,6 @@ import GPSDSystem
 struct UplinkMachine: Sendable {
     typealias Instant = ContinuousClock.Instant
 
-    /// The pacing the machine keeps to.
-    struct Settings: Sendable {
-        /// Fixes published and not acknowledged, at most.
-        var window: Int
-        /// Fixes read from the queue at a time.
-        var batchSize: Int
-        /// How long a connection may take from its start to the broker's CONNACK.
-        var connectTimeout: Duration
-        /// When to try again after a failure.
-        var reconnectPolicy: ReconnectPolicy
-        /// Acknowledged fixes leave the queue in batches of this many, or after `flushInterval`, whichever first.
-        var flushCount = 256
-        var flushInterval: Duration = .milliseconds(500)
-        /// How long a stop waits for the broker to acknowledge `offline`.
-        var closeTimeout: Duration = .seconds(2)
-    }
-
     enum State: Sendable, Equatable {
         case idle
         case connecting(Connecting)
@@ -55,6 +38,8 @@ struct UplinkMachine: Sendable {
     /// Fixes the broker acknowledged that are still in the queue, and when they were last removed.
     private(set) var unremoved: [Int64] = []
     private var lastFlush: Instant?
+    /// A removal failed: the next is tried no sooner than this, forced or not.
+    private var removalRetry: Instant?
     /// What it has done since it started.
     private(set) var acknowledgedCount: Int64 = 0
     private(set) var connections = 0
@@ -227,6 +212,7 @@ struct UplinkMachine: Sendable {
     /// Acknowledged fixes to remove from the queue now: `force`d, a full batch, or the interval passed.
     private mutating func flush(now: Instant, force: Bool) -> [Int64] {
         guard !unremoved.isEmpty else { return [] }
+        if let removalRetry, now < removalRetry { return [] }
         let due = lastFlush.map { $0.duration(to: now) >= settings.flushInterval } ?? true
         guard force || unremoved.count >= settings.flushCount || due else { return [] }
         return takeUnremoved(now: now)
@@ -243,6 +229,7 @@ struct UplinkMachine: Sendable {
     mutating func removeFailed(_ seqs: [Int64], now: Instant) {
         unremoved.insert(contentsOf: seqs, at: 0)
         lastFlush = now
+        removalRetry = now + settings.flushInterval
     }
 
     // MARK: - Time and stop

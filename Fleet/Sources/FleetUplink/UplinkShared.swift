@@ -20,7 +20,10 @@ struct UplinkShared {
     /// Fixes given and not yet written, and whether a write is under way.
     var pending: [Location] = []
     var isWriting = false
+    /// The writer was reserved (it is not started again), and it runs (reserved, and not ended or failed to start).
     var isWriterStarted = false
+    var isWriterRunning = false
+    var warnedAfterStop = false
     var flushWaiters: [CheckedContinuation<Void, Never>] = []
     /// The newest fix written, for the network thread to take.
     var newest: QueuedFix?
@@ -31,9 +34,61 @@ struct UplinkShared {
 
     // The threads'.
     var threads: [SystemThread] = []
-    var runningThreads = 0
+    /// Threads reserved and not ended, and reserved and not yet registered (their ``threads`` entry).
+    var threadsRunning = 0
+    var threadsUnregistered = 0
     var endWaiters: [CheckedContinuation<Void, Never>] = []
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Every thread reserved has ended and is in ``threads``: ``Uplink/stop()`` joins them.
+    var threadsAreDone: Bool { threadsRunning == 0 && threadsUnregistered == 0 }
+
+    /// Counts a thread about to be started, under the same lock as the decision to start it.
+    mutating func reserveThread() {
+        threadsRunning += 1
+        threadsUnregistered += 1
+    }
+
+    /// Reserves the writer unless it was already: whether the caller starts it.
+    mutating func reserveWriterIfNeeded() -> Bool {
+        guard !isWriterStarted else { return false }
+        isWriterStarted = true
+        isWriterRunning = true
+        reserveThread()
+        return true
+    }
+
+    mutating func threadRegistered(_ thread: SystemThread) -> [CheckedContinuation<Void, Never>] {
+        threads.append(thread)
+        threadsUnregistered -= 1
+        return takeWaitersIfDone()
+    }
+
+    mutating func threadEnded(isWriter: Bool) -> [CheckedContinuation<Void, Never>] {
+        threadsRunning -= 1
+        return (isWriter ? writerGone() : []) + takeWaitersIfDone()
+    }
+
+    mutating func threadFailedToStart(isWriter: Bool) -> [CheckedContinuation<Void, Never>] {
+        threadsRunning -= 1
+        threadsUnregistered -= 1
+        if isWriter { isWriterStarted = false }   // the next fix tries again
+        return (isWriter ? writerGone() : []) + takeWaitersIfDone()
+    }
+
+    /// The writer no longer runs: the flushes waiting for it are let go.
+    private mutating func writerGone() -> [CheckedContinuation<Void, Never>] {
+        isWriterRunning = false
+        defer { flushWaiters = [] }
+        return flushWaiters
+    }
+
+    /// Once every thread is done: the stops and the waits for a drained queue (there is nothing more to drain).
+    private mutating func takeWaitersIfDone() -> [CheckedContinuation<Void, Never>] {
+        guard threadsAreDone else { return [] }
+        defer { (endWaiters, drainWaiters) = ([], []) }
+        return endWaiters + drainWaiters
+    }
 
     struct Counts: Equatable {
         var acknowledged: Int64 = 0

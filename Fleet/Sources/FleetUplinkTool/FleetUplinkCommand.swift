@@ -4,6 +4,7 @@ import FleetToolSupport
 import FleetUplink
 import Foundation
 import GPSDLocation
+import GPSDSystem
 import Logging
 import UnixSignals
 
@@ -106,6 +107,7 @@ struct FleetUplinkCommand: AsyncParsableCommand {
             AsyncLocationManager(server: try GPSDServer(parsing: gpsd))
         }
         let ending = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        let signalled = Locked(false)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var count = 0
@@ -115,7 +117,7 @@ struct FleetUplinkCommand: AsyncParsableCommand {
                 }
                 // gpsd's updates end only at the stop; a recording's at its end: then stay until the broker has every
                 // fix (or a signal comes).
-                guard replay != nil, !Task.isCancelled else { return }
+                guard replay != nil, !signalled.withLock({ $0 }) else { return }
                 await uplink.flushQueue()
                 logger.info("recording ended: \(count) fixes queued; waiting until the broker has them all")
                 await uplink.drained()
@@ -129,6 +131,7 @@ struct FleetUplinkCommand: AsyncParsableCommand {
             }
             group.addTask {
                 for await signal in ending {
+                    signalled.withLock { $0 = true }
                     logger.info("signal \(signal): stopping")
                     return
                 }

@@ -209,6 +209,20 @@ struct UplinkMachineTests {
         #expect(machine.timerFired(now: t0 + .milliseconds(1500)) == .remove([1, 2]))
     }
 
+    @Test func aFailedRemovalIsNotForcedAgainBeforeTheInterval() {
+        var (machine, _) = online(lastSeq: 2)
+        let sends = machine.batchRead(Self.fixes(1...2))
+        machine.published([1, 2], for: sends.fixes)
+        _ = machine.acknowledged(1, now: t0)
+        #expect(machine.timerFired(now: t0 + .milliseconds(500)) == .remove([1]))
+        machine.removeFailed([1], now: t0 + .milliseconds(500))
+        // The window empties: a removal would be forced, but the last one failed a moment ago.
+        guard case .sent(_, _, let forced) = machine.acknowledged(2, now: t0 + .milliseconds(510)) else { return }
+        #expect(forced.isEmpty)
+        #expect(machine.timerFired(now: t0 + .milliseconds(999)) == .remove([]))
+        #expect(machine.timerFired(now: t0 + .milliseconds(1000)) == .remove([1, 2]))
+    }
+
     @Test func acknowledgedFixesLeaveTheQueueWhenTheConnectionEnds() {
         var (machine, _) = online(lastSeq: 3)
         let sends = machine.batchRead(Self.fixes(1...3))

@@ -173,6 +173,73 @@ struct UplinkTests {
         #expect(uplink.statistics.queue.depth == 1)
     }
 
+    /// A TLS broker whose port refuses: told at once as a refused connection, not after the keepalive as a
+    /// keepalive timeout (the handshake, started before the TCP connect was made, used to hide the refusal).
+    @Test(.timeLimit(.minutes(1))) func aRefusedTLSConnectIsToldAsSuch() async throws {
+        let directory = try makeServerDirectory("uplink")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let vehicle = try VehicleID("u-7")
+        let queue = try FixQueue(directory: directory.appendingPathComponent("q").path, vehicle: vehicle)
+        var settings = UplinkConfiguration(vehicle: vehicle, broker: try BrokerAddress(
+            parsing: "mqtts://127.0.0.1:\(freeLoopbackPort())"))
+        settings.keepAlive = .seconds(60)
+        let uplink = try Uplink(configuration: settings, queue: queue, metricsFactory: TestMetrics())
+        uplink.start()
+        var reason = ""
+        for await state in uplink.statusChanges() {
+            if case .disconnected(let why) = state {
+                reason = why
+                break
+            }
+        }
+        await uplink.stop()
+        #expect(reason.contains("refused"), "\(reason)")
+    }
+
+    /// start(), enqueue() and stop() from tasks at once, many times: every stop returns with the uplink stopped
+    /// (its state stream ended), every thread joined, and every fix taken is in the queue.
+    @Test(.timeLimit(.minutes(2))) func startEnqueueAndStopRacingEndStoppedEveryTime() async throws {
+        let directory = try makeServerDirectory("uplink")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let vehicle = try VehicleID("u-8")
+        var settings = UplinkConfiguration(vehicle: vehicle, broker: BrokerAddress(host: "127.0.0.1",
+                                                                                   port: freeLoopbackPort()))
+        settings.reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(1), maximumDelay: .milliseconds(5))
+        for round in 0..<100 {
+            let queue = try FixQueue(directory: directory.appendingPathComponent("q\(round)").path, vehicle: vehicle)
+            let uplink = try Uplink(configuration: settings, queue: queue, metricsFactory: TestMetrics())
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { uplink.start() }
+                group.addTask { uplink.enqueue(FleetFaultTests.fix(epoch: round)) }
+                group.addTask { await uplink.stop() }
+                group.addTask { await uplink.drained() }
+            }
+            await uplink.stop()
+            #expect(uplink.state == .stopped, "round \(round)")
+            for await _ in uplink.statusChanges() {}   // ended: it returns
+            await uplink.drained()
+            #expect(uplink.statistics.queue.depth <= 1)
+            try queue.close()
+        }
+    }
+
+    /// Fixes given without a start are written by the writer, which stop() joins: nothing is lost, nothing waits.
+    @Test func fixesGivenWithoutAStartAreQueuedAndStopReturns() async throws {
+        let directory = try makeServerDirectory("uplink")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let vehicle = try VehicleID("u-9")
+        let queue = try FixQueue(directory: directory.appendingPathComponent("q").path, vehicle: vehicle)
+        let uplink = try Uplink(configuration: UplinkConfiguration(vehicle: vehicle, broker: BrokerAddress(
+            host: "127.0.0.1", port: freeLoopbackPort())), queue: queue, metricsFactory: TestMetrics())
+        for epoch in 0..<5 { uplink.enqueue(FleetFaultTests.fix(epoch: epoch)) }
+        await uplink.stop()
+        await uplink.drained()
+        #expect(queue.statistics.depth == 5)
+        uplink.enqueue(FleetFaultTests.fix(epoch: 5))
+        await uplink.flushQueue()
+        #expect(queue.statistics.depth == 5, "after the stop nothing is taken")
+    }
+
     // MARK: Helpers
 
     func configuration(_ vehicle: VehicleID, _ broker: Mosquitto) -> UplinkConfiguration {
