@@ -123,6 +123,8 @@ let package = Package(
                 .product(name: "GPSDSystem", package: "GPSDLocation"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
+                // A queue file of an older layout, written as that layout's uplink wrote it.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ]

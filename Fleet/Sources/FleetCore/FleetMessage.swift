@@ -1,30 +1,32 @@
 public import GPSDLocation
 import FoundationEssentials
 
-/// One fix as the fleet sends it: the vehicle, its sequence number (the two together are the fix's dedupe key) and
-/// the fix.
+/// One fix as the fleet sends it: the vehicle, its queue and its sequence number (the three together are the fix's
+/// dedupe key) and the fix.
 ///
 /// The payload is one JSON object: OwnTracks' location object (`_type`, `tst`, `lat`, `lon`, `acc`, `alt`, `vac`,
-/// `vel` in km/h, `cog`), which many MQTT location consumers already read, with `vehicle` and `seq`, and then the
-/// fix's own members as ``Location/jsonText`` writes them (times in ISO 8601 with milliseconds, speeds in m/s, every
-/// accuracy):
+/// `vel` in km/h, `cog`), which many MQTT location consumers already read, with `vehicle`, `queue` and `seq`, and
+/// then the fix's own members as ``Location/jsonText`` writes them (times in ISO 8601 with milliseconds, speeds in
+/// m/s, every accuracy). `queue` may be missing (an uplink older than it): such fixes share one queue, `""`.
 ///
 /// ```json
-/// {"_type":"location","vehicle":"robot-7","seq":42,"tst":1748779206,"lat":52.52180605,"lon":13.4133957333,
-///  "acc":3,"alt":35,"vel":36,"cog":90,"timestamp":"2025-06-01T12:00:06.000Z","latitude":52.52180605,…,"fix":"3D",
-///  "status":"gps"}
+/// {"_type":"location","vehicle":"robot-7","queue":"3f9a1c2e5b7d4e60","seq":42,"tst":1748779206,
+///  "lat":52.52180605,"lon":13.4133957333,"acc":3,"alt":35,"vel":36,"cog":90,"timestamp":"2025-06-01T12:00:06.000Z",
+///  "latitude":52.52180605,…,"fix":"3D","status":"gps"}
 /// ```
 ///
 /// ```swift
-/// let message = FleetMessage(vehicle: try VehicleID("robot-7"), seq: 42, location: fix)
+/// let message = FleetMessage(vehicle: try VehicleID("robot-7"), queue: queueID, seq: 42, location: fix)
 /// let bytes = try message.payload()
 /// let back = try FleetMessage(payload: bytes, topic: "fleet/robot-7/fix")
 /// ```
 public struct FleetMessage: Sendable, Equatable {
     /// The vehicle that measured the fix.
     public var vehicle: VehicleID
-    /// The fix's number on its vehicle: 1, 2, 3, … in the order the fixes came, never used twice, also across
-    /// restarts of the uplink. With ``vehicle`` it is the fix's key: a fix sent twice is stored once.
+    /// The queue it was numbered in (``FixQueue``'s identity); nil when the payload had none.
+    public var queue: QueueID?
+    /// The fix's number in its queue: 1, 2, 3, … in the order the fixes came, never used twice, also across
+    /// restarts of the uplink. With ``vehicle`` and ``queue`` it is the fix's key: a fix sent twice is stored once.
     public var seq: Int64
     /// The fix.
     public var location: Location
@@ -32,8 +34,9 @@ public struct FleetMessage: Sendable, Equatable {
     /// The largest payload the ingest reads; a fix's is under 1,000 bytes.
     public static let maximumPayloadSize = 4096
 
-    public init(vehicle: VehicleID, seq: Int64, location: Location) {
+    public init(vehicle: VehicleID, queue: QueueID? = nil, seq: Int64, location: Location) {
         self.vehicle = vehicle
+        self.queue = queue
         self.seq = seq
         self.location = location
     }
@@ -49,6 +52,7 @@ public struct FleetMessage: Sendable, Equatable {
         }
         var text = "{\"_type\":\"location\",\"vehicle\":"
         text += JSONText.quoted(vehicle.rawValue)
+        if let queue { text += ",\"queue\":\"\(queue.rawValue)\"" }
         text += ",\"seq\":\(seq),\"tst\":\(Int64(seconds.rounded(.down)))"
         text += ",\"lat\":" + JSONText.number(latitude) + ",\"lon\":" + JSONText.number(longitude)
         // OwnTracks' integers: metres, km/h and degrees.
@@ -85,7 +89,7 @@ public struct FleetMessage: Sendable, Equatable {
             throw .notJSON
         }
         guard wire.vehicle == vehicle else { throw .vehicleMismatch }
-        self.init(vehicle: wire.vehicle, seq: wire.seq, location: wire.location)
+        self.init(vehicle: wire.vehicle, queue: wire.queue, seq: wire.seq, location: wire.location)
     }
 }
 
@@ -151,11 +155,12 @@ public enum FleetRejection: Error, Sendable, Hashable, CustomStringConvertible {
 /// value that cannot be true).
 private struct Wire: Decodable {
     let vehicle: VehicleID
+    let queue: QueueID?
     let seq: Int64
     let location: Location
 
     private enum Key: String, CodingKey {
-        case type = "_type", vehicle, seq
+        case type = "_type", vehicle, queue, seq
     }
 
     init(from decoder: any Decoder) throws {
@@ -164,6 +169,14 @@ private struct Wire: Decodable {
         let name = try container.decode(String.self, forKey: .vehicle)
         guard let vehicle = try? VehicleID(name) else {
             throw DecodingError.dataCorruptedError(forKey: .vehicle, in: container, debugDescription: "not a vehicle name")
+        }
+        if let text = try container.decodeIfPresent(String.self, forKey: .queue) {
+            guard let queue = try? QueueID(text) else {
+                throw DecodingError.dataCorruptedError(forKey: .queue, in: container, debugDescription: "not a queue identity")
+            }
+            self.queue = queue
+        } else {
+            queue = nil
         }
         let seq = try container.decode(Int64.self, forKey: .seq)
         guard seq >= 1 else {

@@ -72,16 +72,17 @@ public enum FixStoreError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The fleet's fixes in PostgreSQL with PostGIS: the table `fixes`, written in batches, insert-or-ignore on the
-/// dedupe key (vehicle, seq), and the two queries a fleet asks.
+/// dedupe key (vehicle, queue, seq), and the two queries a fleet asks.
 ///
 /// ```sql
 /// CREATE TABLE fixes (
-///     vehicle text NOT NULL, seq bigint NOT NULL, time timestamptz NOT NULL,
+///     vehicle text NOT NULL, queue text NOT NULL DEFAULT '',      -- '': a fix sent without its queue's identity
+///     seq bigint NOT NULL, time timestamptz NOT NULL,
 ///     position geography(PointZ, 4326) NOT NULL,   -- Z: the altitude, 0 when unknown
 ///     altitude double precision,                   -- NULL when unknown
 ///     horizontal_accuracy, vertical_accuracy, speed, course, climb double precision,
 ///     fix text NOT NULL, status text NOT NULL, received timestamptz NOT NULL DEFAULT now(),
-///     PRIMARY KEY (vehicle, seq))
+///     PRIMARY KEY (vehicle, queue, seq))
 /// ```
 ///
 /// Every value is bound as a parameter, never written into the SQL.
@@ -150,6 +151,7 @@ public final class FixStore: Sendable {
             """
             CREATE TABLE IF NOT EXISTS fixes (
                 vehicle text NOT NULL,
+                queue text NOT NULL DEFAULT '',
                 seq bigint NOT NULL,
                 time timestamptz NOT NULL,
                 position geography(PointZ, 4326) NOT NULL,
@@ -162,8 +164,20 @@ public final class FixStore: Sendable {
                 fix text NOT NULL,
                 status text NOT NULL,
                 received timestamptz NOT NULL DEFAULT now(),
-                PRIMARY KEY (vehicle, seq)
+                PRIMARY KEY (vehicle, queue, seq)
             )
+            """,
+            // A table made before fixes carried their queue's identity: the key gains it.
+            "ALTER TABLE fixes ADD COLUMN IF NOT EXISTS queue text NOT NULL DEFAULT ''",
+            """
+            DO $$ BEGIN
+                IF NOT EXISTS (SELECT 1 FROM information_schema.key_column_usage
+                               WHERE table_schema = current_schema() AND table_name = 'fixes'
+                                     AND constraint_name = 'fixes_pkey' AND column_name = 'queue') THEN
+                    ALTER TABLE fixes DROP CONSTRAINT IF EXISTS fixes_pkey,
+                        ADD CONSTRAINT fixes_pkey PRIMARY KEY (vehicle, queue, seq);
+                END IF;
+            END $$
             """,
             "CREATE INDEX IF NOT EXISTS fixes_vehicle_time ON fixes (vehicle, time)",
             "CREATE INDEX IF NOT EXISTS fixes_position ON fixes USING GIST (position)",
@@ -182,9 +196,9 @@ public final class FixStore: Sendable {
         }
     }
 
-    /// Stores `messages` in one statement, one transaction, skipping each whose (vehicle, seq) is stored already
-    /// (`INSERT … SELECT … FROM unnest(…) ON CONFLICT (vehicle, seq) DO NOTHING`). Returns how many rows were new;
-    /// they are committed when it returns. Batches of 500 to 1,000 are what it is made for.
+    /// Stores `messages` in one statement, one transaction, skipping each whose (vehicle, queue, seq) is stored
+    /// already (`INSERT … SELECT … FROM unnest(…) ON CONFLICT (vehicle, queue, seq) DO NOTHING`). Returns how many
+    /// rows were new; they are committed when it returns. Batches of 500 to 1,000 are what it is made for.
     ///
     /// ```swift
     /// let new = try await store.insert(batch)   // 0 when every one was there already
@@ -196,6 +210,8 @@ public final class FixStore: Sendable {
     /// One row as inserted: strings as they are, unknown numbers nil.
     package struct Row: Sendable {
         package var vehicle: String
+        /// The queue's identity; '' when the message had none.
+        package var queue: String
         package var seq: Int64
         package var time: Date
         package var latitude: Double
@@ -209,11 +225,11 @@ public final class FixStore: Sendable {
         package var fix: String
         package var status: String
 
-        package init(vehicle: String, seq: Int64, time: Date, latitude: Double, longitude: Double,
-                     altitude: Double? = nil, horizontalAccuracy: Double? = nil, verticalAccuracy: Double? = nil,
-                     speed: Double? = nil, course: Double? = nil, climb: Double? = nil, fix: String,
-                     status: String) {
-            (self.vehicle, self.seq, self.time) = (vehicle, seq, time)
+        package init(vehicle: String, queue: String = "", seq: Int64, time: Date, latitude: Double,
+                     longitude: Double, altitude: Double? = nil, horizontalAccuracy: Double? = nil,
+                     verticalAccuracy: Double? = nil, speed: Double? = nil, course: Double? = nil, climb: Double? = nil,
+                     fix: String, status: String) {
+            (self.vehicle, self.queue, self.seq, self.time) = (vehicle, queue, seq, time)
             (self.latitude, self.longitude, self.altitude) = (latitude, longitude, altitude)
             (self.horizontalAccuracy, self.verticalAccuracy) = (horizontalAccuracy, verticalAccuracy)
             (self.speed, self.course, self.climb, self.fix, self.status) = (speed, course, climb, fix, status)
@@ -221,7 +237,8 @@ public final class FixStore: Sendable {
 
         init(_ message: FleetMessage) {
             let location = message.location
-            self.init(vehicle: message.vehicle.rawValue, seq: message.seq, time: location.timestamp,
+            self.init(vehicle: message.vehicle.rawValue, queue: message.queue?.rawValue ?? "", seq: message.seq,
+                      time: location.timestamp,
                       latitude: location.coordinate.latitude, longitude: location.coordinate.longitude,
                       altitude: location.altitude, horizontalAccuracy: location.horizontalAccuracy,
                       verticalAccuracy: location.verticalAccuracy, speed: location.speed, course: location.course,
@@ -237,23 +254,23 @@ public final class FixStore: Sendable {
         func column(_ value: (Row) -> Double?) -> [Double] { rows.map { value($0) ?? .nan } }
         let query: PostgresQuery = """
             WITH inserted AS (
-                INSERT INTO fixes (vehicle, seq, time, position, altitude, horizontal_accuracy, vertical_accuracy,
-                                   speed, course, climb, fix, status)
-                SELECT vehicle, seq, time,
+                INSERT INTO fixes (vehicle, queue, seq, time, position, altitude, horizontal_accuracy,
+                                   vertical_accuracy, speed, course, climb, fix, status)
+                SELECT vehicle, queue, seq, time,
                        ST_SetSRID(ST_MakePoint(longitude, latitude, COALESCE(NULLIF(altitude, 'NaN'::float8), 0)),
                                   4326)::geography,
                        NULLIF(altitude, 'NaN'::float8), NULLIF(horizontal_accuracy, 'NaN'::float8),
                        NULLIF(vertical_accuracy, 'NaN'::float8), NULLIF(speed, 'NaN'::float8),
                        NULLIF(course, 'NaN'::float8), NULLIF(climb, 'NaN'::float8), fix, status
-                FROM unnest(\(rows.map(\.vehicle))::text[], \(rows.map(\.seq))::bigint[],
-                            \(rows.map(\.time))::timestamptz[], \(rows.map(\.latitude))::float8[],
+                FROM unnest(\(rows.map(\.vehicle))::text[], \(rows.map(\.queue))::text[],
+                            \(rows.map(\.seq))::bigint[], \(rows.map(\.time))::timestamptz[], \(rows.map(\.latitude))::float8[],
                             \(rows.map(\.longitude))::float8[], \(column(\.altitude))::float8[],
                             \(column(\.horizontalAccuracy))::float8[], \(column(\.verticalAccuracy))::float8[],
                             \(column(\.speed))::float8[], \(column(\.course))::float8[], \(column(\.climb))::float8[],
                             \(rows.map(\.fix))::text[], \(rows.map(\.status))::text[])
-                     AS batch(vehicle, seq, time, latitude, longitude, altitude, horizontal_accuracy,
+                     AS batch(vehicle, queue, seq, time, latitude, longitude, altitude, horizontal_accuracy,
                               vertical_accuracy, speed, course, climb, fix, status)
-                ON CONFLICT (vehicle, seq) DO NOTHING
+                ON CONFLICT (vehicle, queue, seq) DO NOTHING
                 RETURNING 1
             )
             SELECT count(*) FROM inserted

@@ -45,12 +45,16 @@ public struct IngestStatistics: Sendable, Equatable {
     public var rejected: [String: Int64] = [:]
     /// Connections the broker accepted.
     public var connections = 0
+    /// Times fixes of one vehicle came from two queues at once: two uplinks running as that vehicle.
+    public var concurrentQueues: Int64 = 0
 }
 
 /// The server's end of the fleet: it subscribes to every vehicle's fixes (`fleet/+/fix`) at QoS 1 with a persistent
 /// session and writes them to PostgreSQL with PostGIS (``FixStore``), acknowledging each message only once its row
 /// is committed: a message the ingest had not written when it, the broker or the database went away is sent again
-/// by the broker, and the table's key (vehicle, seq) stores it once.
+/// by the broker, and the table's key (vehicle, queue, seq) stores it once. Fixes of one vehicle from two
+/// queues at once (two uplinks run as one vehicle) are stored, counted (`fleet_ingest_concurrent_queues_total`) and
+/// logged as an error.
 ///
 /// A message that is not a fix of its topic's vehicle with values that can be true (``FleetMessage/init(payload:topic:)``)
 /// is refused, counted by reason (`fleet_ingest_rejected_total{reason=…}`), logged once per reason, and acknowledged
@@ -75,6 +79,7 @@ public final class Ingest: Sendable {
     private struct Shared {
         var statistics = IngestStatistics()
         var reasonsLogged: Set<String> = []
+        var queues = VehicleQueues()
     }
 
     public init(configuration: IngestConfiguration, store: FixStore, logger: Logger = Logger(label: "fleet-ingest"),
@@ -175,7 +180,10 @@ public final class Ingest: Sendable {
             }
         }
         subscriber.acknowledge(batch.compactMap(\.packetID))
-        let firstOfReason = shared.withLock { state -> [FleetRejection] in
+        let now = ContinuousClock.now
+        let (firstOfReason, notices) = shared.withLock { state -> ([FleetRejection], [VehicleQueues.Notice]) in
+            let notices = fixes.compactMap { state.queues.saw($0.vehicle, queue: $0.queue?.rawValue ?? "", now: now) }
+            for case .twoUplinks in notices { state.statistics.concurrentQueues += 1 }
             state.statistics.received += Int64(batch.count)
             state.statistics.stored += Int64(written)
             state.statistics.duplicates += Int64(fixes.count - written)
@@ -184,7 +192,7 @@ public final class Ingest: Sendable {
                 state.statistics.rejected[rejection.reason, default: 0] += 1
                 if state.reasonsLogged.insert(rejection.reason).inserted { first.append(rejection) }
             }
-            return first
+            return (first, notices)
         }
         metrics.received.increment(by: batch.count)
         metrics.stored.increment(by: written)
@@ -192,6 +200,23 @@ public final class Ingest: Sendable {
         for rejection in refused { metrics.rejected(rejection.reason).increment() }
         for rejection in firstOfReason {
             logger.warning("refused a message: \(rejection) (counted as \(rejection.reason); logged once)")
+        }
+        for notice in notices { tell(notice) }
+    }
+
+    private func tell(_ notice: VehicleQueues.Notice) {
+        switch notice {
+        case .twoUplinks(let vehicle, let queues):
+            metrics.concurrentQueues.increment()
+            logger.error("""
+                two uplinks run as vehicle \(vehicle) at once (queues \(queues.joined(separator: " and "))): \
+                both are stored, each under its queue; give each its own --vehicle
+                """)
+        case .newQueue(let vehicle, let queue, let previous):
+            logger.notice("""
+                vehicle \(vehicle) sends from a new queue \(queue) (before: \(previous.isEmpty ? "none" : previous)): \
+                its numbers start again, stored beside the old ones
+                """)
         }
     }
 }
@@ -213,6 +238,7 @@ private struct IngestMetrics: Sendable {
     let received: Counter
     let stored: Counter
     let duplicates: Counter
+    let concurrentQueues: Counter
     let factory: any MetricsFactory
 
     init(factory: any MetricsFactory) {
@@ -220,6 +246,7 @@ private struct IngestMetrics: Sendable {
         received = Counter(label: "fleet_ingest_received_total", factory: factory)
         stored = Counter(label: "fleet_ingest_stored_total", factory: factory)
         duplicates = Counter(label: "fleet_ingest_duplicates_total", factory: factory)
+        concurrentQueues = Counter(label: "fleet_ingest_concurrent_queues_total", factory: factory)
     }
 
     func rejected(_ reason: String) -> Counter {

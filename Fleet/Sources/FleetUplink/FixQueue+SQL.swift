@@ -17,8 +17,11 @@ extension FixQueue {
         }
     }
 
-    /// Creates the tables when missing, checks the vehicle, and reads the statistics.
-    static func load(_ db: Database, path: String, vehicle: VehicleID, into statistics: inout FixQueueStatistics) throws {
+    /// Creates the tables when missing (with a new identity), brings an older layout up to date, checks the vehicle,
+    /// and reads the statistics; returns the queue's identity.
+    static func load(_ db: Database, path: String, vehicle: VehicleID, into statistics: inout FixQueueStatistics)
+        throws -> QueueID?
+    {
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         guard version <= schemaVersion else {
             throw FixQueueError.database("\(path) is a queue of a newer layout (\(version))")
@@ -30,15 +33,20 @@ extension FixQueue {
                     only INTEGER PRIMARY KEY CHECK (only = 1),
                     vehicle TEXT NOT NULL,
                     last_seq INTEGER NOT NULL,
-                    dropped INTEGER NOT NULL
+                    dropped INTEGER NOT NULL,
+                    id TEXT
                 );
-                PRAGMA user_version = \(schemaVersion);
                 """)
             try db.execute(
-                sql: "INSERT INTO queue (only, vehicle, last_seq, dropped) VALUES (1, ?, 0, 0)",
-                arguments: [vehicle.rawValue])
+                sql: "INSERT INTO queue (only, vehicle, last_seq, dropped, id) VALUES (1, ?, 0, 0, ?)",
+                arguments: [vehicle.rawValue, QueueID.random().rawValue])
+        } else if version == 1 {
+            // A queue made before identities keeps none: its fixes still in it may have been sent without one, and
+            // are stored under the same key when sent again.
+            try db.execute(sql: "ALTER TABLE queue ADD COLUMN id TEXT")
         }
-        guard let row = try Row.fetchOne(db, sql: "SELECT vehicle, last_seq, dropped FROM queue WHERE only = 1") else {
+        try db.execute(sql: "PRAGMA user_version = \(schemaVersion)")
+        guard let row = try Row.fetchOne(db, sql: "SELECT vehicle, last_seq, dropped, id FROM queue WHERE only = 1") else {
             throw FixQueueError.database("\(path) has no queue row")
         }
         let owner: String = row[0]
@@ -48,6 +56,12 @@ extension FixQueue {
         statistics.dropped = row[2]
         statistics.depth = try Int.fetchOne(db, sql: "SELECT count(*) FROM fixes") ?? 0
         statistics.oldestQueuedAt = try oldestQueuedAt(db)
+        let identity: String? = row[3]
+        guard let identity else { return nil }
+        guard let id = try? QueueID(identity) else {
+            throw FixQueueError.database("\(path) has a damaged identity (\(identity.debugDescription))")
+        }
+        return id
     }
 
     /// Drops the oldest fixes beyond `capacity` and counts them, inside the caller's transaction.

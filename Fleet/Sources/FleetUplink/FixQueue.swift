@@ -33,6 +33,9 @@ public final class FixQueue: Sendable {
 
     /// The vehicle whose fixes the queue holds.
     public let vehicle: VehicleID
+    /// The queue's identity, drawn at random when its file was made (nil for a file made before queues had one):
+    /// every fix's payload carries it, so a queue made again is never taken for a replay of this one.
+    public let identity: QueueID?
     /// The largest number of fixes the queue keeps; an append beyond it drops the oldest.
     public let capacity: Int
     /// The queue's file.
@@ -42,8 +45,8 @@ public final class FixQueue: Sendable {
     /// Written only inside `database`'s serialized accesses, after their commit; read by `statistics` from any thread.
     private let state: Locked<FixQueueStatistics>
 
-    /// The file's layout; a queue written by a newer layout is refused.
-    static let schemaVersion = 1
+    /// The file's layout; a queue written by a newer layout is refused. 2: the queue's identity.
+    static let schemaVersion = 2
 
     /// Opens (creating when missing) DIRECTORY/queue.sqlite; refuses a queue that belongs to another vehicle.
     ///
@@ -88,22 +91,24 @@ public final class FixQueue: Sendable {
         }
         self.database = database
 
-        let loaded: FixQueueStatistics
+        let loaded: (FixQueueStatistics, QueueID?)
         do {
-            loaded = try database.inDatabase { db throws -> FixQueueStatistics in
+            loaded = try database.inDatabase { db throws -> (FixQueueStatistics, QueueID?) in
                 var statistics = FixQueueStatistics()
+                var identity: QueueID?
                 try db.inTransaction(.immediate) {
-                    try Self.load(db, path: path, vehicle: vehicle, into: &statistics)
+                    identity = try Self.load(db, path: path, vehicle: vehicle, into: &statistics)
                     try Self.trim(db, capacity: capacity, statistics: &statistics)
                     return .commit
                 }
-                return statistics
+                return (statistics, identity)
             }
         } catch {
             try? database.close()
             throw Self.queueError(error, path: path)
         }
-        state = Locked(loaded)
+        state = Locked(loaded.0)
+        identity = loaded.1
     }
 
     /// Appends one fix with the vehicle's next sequence number, and returns its message. It is on disk when this
@@ -131,7 +136,7 @@ public final class FixQueue: Sendable {
     {
         if locations.isEmpty { return [] }
         let queued = now.timeIntervalSince1970
-        let vehicle = self.vehicle, capacity = self.capacity
+        let vehicle = self.vehicle, capacity = self.capacity, identity = self.identity
         return try access { db throws -> [FleetMessage] in
             var statistics = self.state.withLock { $0 }
             var messages: [FleetMessage] = []
@@ -139,7 +144,8 @@ public final class FixQueue: Sendable {
             messages.reserveCapacity(locations.count)
             payloads.reserveCapacity(locations.count)
             for (offset, location) in locations.enumerated() {
-                let message = FleetMessage(vehicle: vehicle, seq: statistics.lastSeq + 1 + Int64(offset), location: location)
+                let message = FleetMessage(vehicle: vehicle, queue: identity, seq: statistics.lastSeq + 1 + Int64(offset),
+                                           location: location)
                 do throws(FleetError) {
                     payloads.append(Data(try message.payload()))
                 } catch {

@@ -18,8 +18,10 @@ public struct UplinkConfiguration: Sendable {
     /// The certificate authorities to verify a TLS broker by (PEM); nil: the system's
     /// (`/etc/ssl/certs/ca-certificates.crt`). Given for an `mqtt://` broker, it turns TLS on.
     public var caFile: String?
-    /// The MQTT client id; by default `fleet-uplink-<vehicle>`.
-    public var clientID: String
+    /// The MQTT client id; nil (the default): `fleet-uplink-<vehicle>-<queue>`, the queue's identity in it, so that
+    /// two uplinks run as one vehicle by mistake do not keep taking each other's connection (each with its own queue,
+    /// both are stored, and the ingest warns of them).
+    public var clientID: String?
     /// How often the connection is checked when nothing is sent (MQTT keepalive); at least a second.
     public var keepAlive: Duration = .seconds(30)
     /// Fixes published and not yet acknowledged, at most: the backlog's window. The newest fix on the state topic
@@ -36,7 +38,11 @@ public struct UplinkConfiguration: Sendable {
     public init(vehicle: VehicleID, broker: BrokerAddress) {
         self.vehicle = vehicle
         self.broker = broker
-        self.clientID = "fleet-uplink-\(vehicle.rawValue)"
+    }
+
+    /// The client id for a queue whose identity is `queue`.
+    func clientID(queue: QueueID?) -> String {
+        clientID ?? "fleet-uplink-\(vehicle.rawValue)" + (queue.map { "-\($0.rawValue)" } ?? "")
     }
 
     /// The CA file to use, or nil for a plain TCP connection.

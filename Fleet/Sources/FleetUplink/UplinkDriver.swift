@@ -79,7 +79,8 @@ final class UplinkDriver {
         uplink.setState(.connecting(attempt: attempt))
         let configuration = uplink.configuration
         do {
-            let connection = try MQTTConnection(clientID: configuration.clientID, cleanSession: true)
+            let connection = try MQTTConnection(clientID: configuration.clientID(queue: uplink.queue.identity),
+                                                cleanSession: true)
             if let username = configuration.broker.username {
                 try connection.setCredentials(username: username, password: configuration.broker.password)
             }

@@ -3,6 +3,7 @@ import FleetUplink
 import Foundation
 import GPSDLocation
 import FleetTestSupport
+import GRDB
 import Testing
 
 /// The uplink's queue on a real SQLite file in a scratch directory of its own per test.
@@ -37,6 +38,51 @@ import Testing
                 try queue.close()
             }
             #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("queue.sqlite").path))
+        }
+    }
+
+    @Test func aQueueHasAnIdentityOfItsOwnKeptAcrossReopenAndNewWhenMadeAgain() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            var queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            let identity = try #require(queue.identity)
+            #expect(try queue.append(Self.fix(1)).queue == identity, "every fix carries it")
+            try queue.close()
+            queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            #expect(queue.identity == identity)
+            try queue.close()
+            try FileManager.default.removeItem(at: directory)
+            queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            #expect(queue.identity != nil && queue.identity != identity, "a queue made again is another queue")
+            #expect(try queue.append(Self.fix(2)).seq == 1)
+            try queue.close()
+        }
+    }
+
+    /// A queue file of the first layout (no identity) keeps its fixes and its numbering, and no identity: its
+    /// fixes may have been sent before without one, and must meet the same key when sent again.
+    @Test func aQueueOfTheFirstLayoutIsKeptWithoutAnIdentity() async throws {
+        try await withScratchDirectory("fixqueue") { directory in
+            let path = directory.appendingPathComponent("queue.sqlite").path
+            let payload = try FleetMessage(vehicle: vehicle, seq: 7, location: Self.fix(7)).payload()
+            let old = try DatabaseQueue(path: path)
+            try old.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE fixes (seq INTEGER PRIMARY KEY, payload BLOB NOT NULL, queued REAL NOT NULL);
+                    CREATE TABLE queue (only INTEGER PRIMARY KEY CHECK (only = 1), vehicle TEXT NOT NULL,
+                                        last_seq INTEGER NOT NULL, dropped INTEGER NOT NULL);
+                    PRAGMA user_version = 1;
+                    INSERT INTO queue VALUES (1, 'robot-7', 7, 0);
+                    """)
+                try db.execute(sql: "INSERT INTO fixes VALUES (7, ?, 1780000000)", arguments: [Data(payload)])
+            }
+            try old.close()
+            let queue = try FixQueue(directory: directory.path, vehicle: vehicle)
+            #expect(queue.identity == nil)
+            #expect(try queue.batch(after: 0, limit: 10) == [QueuedFix(seq: 7, payload: payload)])
+            let next = try queue.append(Self.fix(8))
+            #expect(next.seq == 8 && next.queue == nil)
+            #expect(try queue.pragma("user_version") == "2")
+            try queue.close()
         }
     }
 

@@ -77,7 +77,7 @@ struct FixStoreTests {
                 WHERE attrelid = 'fixes'::regclass AND attnum > 0 ORDER BY attnum
                 """, database: "fleet")
             #expect(columns.split(separator: "\n") == [
-                "vehicle text true", "seq bigint true", "time timestamp with time zone true",
+                "vehicle text true", "queue text true", "seq bigint true", "time timestamp with time zone true",
                 "position geography(PointZ,4326) true", "altitude double precision false",
                 "horizontal_accuracy double precision false", "vertical_accuracy double precision false",
                 "speed double precision false", "course double precision false", "climb double precision false",
@@ -85,10 +85,55 @@ struct FixStoreTests {
             ])
             let indexes = try await server.psql(
                 "SELECT indexdef FROM pg_indexes WHERE tablename = 'fixes' ORDER BY indexdef", database: "fleet")
-            #expect(indexes.contains("USING btree (vehicle, seq)"))
+            #expect(indexes.contains("USING btree (vehicle, queue, seq)"))
             #expect(indexes.contains("USING btree (vehicle, \"time\")"))
             #expect(indexes.contains("USING gist (\"position\")"))
             #expect(indexes.split(separator: "\n").count == 3)
+        }
+    }
+
+    @Test("One seq of one vehicle from two queues is two fixes; from one queue, one")
+    func theQueueIsPartOfTheKey() async throws {
+        try await withStore { server, store in
+            let old = try QueueID("00000000000000aa"), new = try QueueID("00000000000000bb")
+            var fixes: [FleetMessage] = []
+            for queue in [nil, old, new] {
+                var fix = try message("robot-7", 1, seconds: 0, latitude: 52.5, longitude: 13.4)
+                fix.queue = queue
+                fixes.append(fix)
+            }
+            #expect(try await store.insert(fixes) == 3)
+            #expect(try await store.insert(fixes) == 0, "each again: the same three keys")
+            #expect(try await server.psql("SELECT string_agg(queue, ',' ORDER BY queue) FROM fixes",
+                                          database: "fleet") == ",00000000000000aa,00000000000000bb")
+        }
+    }
+
+    @Test("prepare() gives a table made before queues had identities the queue in its key, its rows kept")
+    func prepareUpgradesAnOlderTable() async throws {
+        try await withStore(prepare: false) { server, store in
+            _ = try await server.psql("""
+                CREATE EXTENSION postgis;
+                CREATE TABLE fixes (vehicle text NOT NULL, seq bigint NOT NULL, time timestamptz NOT NULL,
+                    position geography(PointZ, 4326) NOT NULL, altitude double precision,
+                    horizontal_accuracy double precision, vertical_accuracy double precision, speed double precision,
+                    course double precision, climb double precision, fix text NOT NULL, status text NOT NULL,
+                    received timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (vehicle, seq));
+                INSERT INTO fixes (vehicle, seq, time, position, fix, status)
+                    VALUES ('robot-7', 1, now(), 'SRID=4326;POINTZ(13.4 52.5 0)', '3D', 'gps');
+                """, database: "fleet")
+            try await store.prepare()
+            try await store.prepare()
+            #expect(try await server.psql("SELECT vehicle || ' ' || queue || '|' || seq FROM fixes",
+                                          database: "fleet") == "robot-7 |1")
+            var fix = try message("robot-7", 1, seconds: 0, latitude: 52.5, longitude: 13.4)
+            fix.queue = try QueueID("0123456789abcdef")
+            #expect(try await store.insert([fix]) == 1, "a new queue's seq 1 is a new fix")
+            #expect(try await server.psql("""
+                SELECT string_agg(a.attname, ',' ORDER BY array_position(i.indkey, a.attnum))
+                FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+                WHERE i.indrelid = 'fixes'::regclass AND i.indisprimary
+                """, database: "fleet") == "vehicle,queue,seq")
         }
     }
 

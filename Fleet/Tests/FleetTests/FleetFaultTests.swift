@@ -116,12 +116,13 @@ struct FleetFaultTests {
         try await FleetHarness.with { fleet in
             let count = 86_400
             let vehicle = try VehicleID("robot-4")
-            do {
+            let identity: QueueID? = try {
                 let queue = try FixQueue(directory: fleet.queueDirectory("robot-4"), vehicle: vehicle)
                 let fixes = (0..<count).map { Self.fix(epoch: $0) }
                 try queue.append(contentsOf: fixes)
                 #expect(queue.statistics.depth == count)
-            }
+                return queue.identity
+            }()
             // What a subscriber sees, in order: both topics, every message.
             let seen = fleet.path("seen.txt")
             let subscriber = try ServerProcess(
@@ -139,7 +140,8 @@ struct FleetFaultTests {
             #expect(await uplink.waitForExit(timeout: .seconds(420)) == 0)
             try await fleet.waitForRows("robot-4", atLeast: count, timeout: .seconds(420))
             // The subscriber has everything once it has the last fix.
-            let last = try FleetMessage(vehicle: vehicle, seq: Int64(count), location: Self.fix(epoch: count - 1)).payload()
+            let last = try FleetMessage(vehicle: vehicle, queue: identity, seq: Int64(count),
+                                        location: Self.fix(epoch: count - 1)).payload()
             let lastLine = "fleet/robot-4/fix " + String(decoding: last, as: UTF8.self)
             try await fleet.waitUntil("the subscriber has the last fix") { subscriber.outputTail().hasSuffix(lastLine + "\n") }
             await subscriber.stop(SIGTERM)

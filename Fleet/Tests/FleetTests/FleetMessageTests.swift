@@ -15,6 +15,34 @@ import Testing
         #expect(back == message)
     }
 
+    @Test func theQueuesIdentityTravelsInThePayloadAndMayBeMissing() throws {
+        let queue = try QueueID("3f9a1c2e5b7d4e60")
+        let message = FleetMessage(vehicle: vehicle, queue: queue, seq: 42, location: fix)
+        let payload = try message.payload()
+        #expect(String(decoding: payload, as: UTF8.self).hasPrefix(
+            #"{"_type":"location","vehicle":"robot-7","queue":"3f9a1c2e5b7d4e60","seq":42,"#))
+        #expect(try FleetMessage(payload: payload, topic: "fleet/robot-7/fix") == message)
+        let without = try FleetMessage(payload: try FleetMessage(vehicle: vehicle, seq: 42, location: fix).payload(),
+                                       topic: "fleet/robot-7/fix")
+        #expect(without.queue == nil)
+    }
+
+    @Test(arguments: ["", "3F9A1C2E5B7D4E60", "3f9a1c2e5b7d4e6", "3f9a1c2e5b7d4e600", "3f9a1c2e5b7d4e6g", "../../x"])
+    func aQueueIdentityThatCannotBeOneIsRefused(_ text: String) throws {
+        #expect(throws: FleetError.invalidQueue(String(text.prefix(32)))) { try QueueID(text) }
+        let good = String(decoding: try FleetMessage(vehicle: vehicle, seq: 1, location: fix).payload(), as: UTF8.self)
+        let bad = good.replacingOccurrences(of: #""seq":1,"#, with: #""queue":"\#(text)","seq":1,"#)
+        #expect(throws: FleetRejection.impossible("queue")) {
+            try FleetMessage(payload: Array(bad.utf8), topic: "fleet/robot-7/fix")
+        }
+    }
+
+    @Test func randomIdentitiesAreSixteenHexDigitsAndDiffer() throws {
+        let ids = (0..<100).map { _ in QueueID.random() }
+        #expect(Set(ids).count == 100)
+        for id in ids { #expect(try QueueID(id.rawValue) == id) }
+    }
+
     @Test func payloadIsOwnTracksLocation() throws {
         let payload = try FleetMessage(vehicle: vehicle, seq: 42, location: fix).payload()
         let object = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
