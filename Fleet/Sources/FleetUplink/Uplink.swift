@@ -45,6 +45,8 @@ public final class Uplink: Sendable {
 
     let logger: Logger
     let wake: WakePipe
+    /// Wakes the writer from its wait before it tries a failed write again.
+    let writerWake: WakePipe
     let shared = Locked(UplinkShared())
     let metrics: UplinkMetrics
 
@@ -56,6 +58,7 @@ public final class Uplink: Sendable {
         self.logger = logger
         do {
             wake = try WakePipe()
+            writerWake = try WakePipe()
         } catch {
             throw .system(error.function, error.number)
         }
@@ -103,7 +106,8 @@ public final class Uplink: Sendable {
         if taken, writer { startWriter() }
     }
 
-    /// Waits until every fix given to ``enqueue(_:)`` so far is in the queue.
+    /// Waits until every fix given to ``enqueue(_:)`` so far is in the queue, or held in memory after a write of
+    /// the queue failed (``UplinkStatistics/held``; written at a later try).
     public func flushQueue() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = shared.withLock { shared in
@@ -137,6 +141,7 @@ public final class Uplink: Sendable {
         await flushQueue()
         shared.withLock { $0.isStopping = true }
         wake.signal()
+        writerWake.signal()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = shared.withLock { shared in
                 guard !shared.threadsAreDone else { return true }
@@ -187,7 +192,8 @@ public final class Uplink: Sendable {
         let queued = queue.statistics
         return shared.withLock {
             UplinkStatistics(queue: queued, acknowledged: $0.counts.acknowledged, connections: $0.counts.connections,
-                             refusals: $0.counts.refusals, inFlight: $0.counts.inFlight)
+                             refusals: $0.counts.refusals, inFlight: $0.counts.inFlight, held: $0.held.count,
+                             queueWriteFailures: $0.queueWriteFailures, lost: $0.lost)
         }
     }
 

@@ -91,6 +91,12 @@ public struct UplinkStatistics: Sendable, Equatable {
     public var refusals: Int
     /// Fixes published and not yet acknowledged now.
     public var inFlight: Int
+    /// Fixes given and held in memory because the queue could not be written (a full disk), to be written.
+    public var held: Int = 0
+    /// Writes of the queue that failed since the uplink started.
+    public var queueWriteFailures: Int64 = 0
+    /// Fixes that were held in memory and lost: beyond ``Uplink``'s bound, or at the stop with the queue still failing.
+    public var lost: Int64 = 0
 }
 
 /// Why an uplink could not start.

@@ -69,7 +69,7 @@ extension UplinkDriver {
         let drained = machine.state == .stopped || (machine.inFlight == 0 && uplink.queue.statistics.depth == 0)
         let waiters = uplink.shared.withLock { shared -> [CheckedContinuation<Void, Never>] in
             shared.counts = counts
-            guard drained, shared.pending.isEmpty, !shared.isWriting, shared.newest == nil else { return [] }
+            guard drained, shared.pending.isEmpty, shared.held.isEmpty, !shared.isWriting, shared.newest == nil else { return [] }
             defer { shared.drainWaiters = [] }
             return shared.drainWaiters
         }

@@ -20,6 +20,11 @@ struct UplinkShared {
     /// Fixes given and not yet written, and whether a write is under way.
     var pending: [Location] = []
     var isWriting = false
+    /// Fixes a failed write kept in memory, written before the pending ones at the next try.
+    var held: [Location] = []
+    var queueWriteFailures: Int64 = 0
+    /// Fixes held in memory and dropped: beyond the bound, or at the stop with the queue still failing.
+    var lost: Int64 = 0
     /// The writer was reserved (it is not started again), and it runs (reserved, and not ended or failed to start).
     var isWriterStarted = false
     var isWriterRunning = false
@@ -108,6 +113,8 @@ struct UplinkMetrics: Sendable {
     let refusals: Counter
     let online: Gauge
     let latency: CoreMetrics.Timer
+    let held: Gauge
+    let queueWriteFailures: Counter
 
     init(vehicle: VehicleID, factory: any MetricsFactory) {
         let dimensions = [("vehicle", vehicle.rawValue)]
@@ -119,6 +126,9 @@ struct UplinkMetrics: Sendable {
         refusals = Counter(label: "fleet_uplink_refusals_total", dimensions: dimensions, factory: factory)
         online = Gauge(label: "fleet_uplink_online", dimensions: dimensions, factory: factory)
         latency = CoreMetrics.Timer(label: "fleet_uplink_fix_latency", dimensions: dimensions, factory: factory)
+        held = Gauge(label: "fleet_uplink_held_fixes", dimensions: dimensions, factory: factory)
+        queueWriteFailures = Counter(label: "fleet_uplink_queue_write_failures_total", dimensions: dimensions,
+                                     factory: factory)
     }
 
     func update(_ statistics: FixQueueStatistics, now: Date) {

@@ -119,7 +119,7 @@ struct FleetUplinkCommand: AsyncParsableCommand {
                 // fix (or a signal comes).
                 guard replay != nil, !signalled.withLock({ $0 }) else { return }
                 await uplink.flushQueue()
-                logger.info("recording ended: \(count) fixes queued; waiting until the broker has them all")
+                logger.info("recording ended: \(count) fixes given; waiting until the broker has them all")
                 await uplink.drained()
             }
             group.addTask {
@@ -149,7 +149,12 @@ struct FleetUplinkCommand: AsyncParsableCommand {
         uplink.refreshMetrics()
         try? metrics?.write()
         let statistics = uplink.statistics
-        logger.info("stopped: \(statistics.acknowledged) fixes acknowledged, \(statistics.queue.depth) kept in the queue")
+        var summary = "stopped: \(statistics.acknowledged) fixes acknowledged, \(statistics.queue.depth) kept in the queue"
+        if statistics.queueWriteFailures > 0 {
+            summary += "; the queue could not be written \(statistics.queueWriteFailures) times, \(statistics.lost) fixes lost"
+        }
+        if statistics.queue.dropped > 0 { summary += "; \(statistics.queue.dropped) dropped in all (the queue full)" }
+        logger.info("\(summary)")
     }
 
     static var defaultQueueDirectory: String {
