@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// How a run of a program ended and what it wrote.
 package struct CLIResult: Sendable, CustomStringConvertible {

@@ -142,16 +142,7 @@ public final class Mosquitto: @unchecked Sendable {
     }
 
     private static func runOpenSSL(_ arguments: [String]) throws {
-        let tool = Process()
-        tool.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        tool.arguments = arguments
-        tool.standardOutput = FileHandle.nullDevice
-        tool.standardError = FileHandle.nullDevice
-        try tool.run()
-        tool.waitUntilExit()
-        guard tool.terminationStatus == 0 else {
-            throw ServerError("openssl \(arguments.joined(separator: " ")) failed (\(tool.terminationStatus))")
-        }
+        try runQuietly("/usr/bin/openssl", arguments)
     }
 
     /// Kills it with `signal` (SIGKILL: no chance to save; SIGTERM: it saves its persistence and exits).

@@ -111,6 +111,20 @@ public func waitUntilListening(port: UInt16, process: ServerProcess, timeout: Du
     }
 }
 
+/// Runs `program` with `arguments` to its end, its output discarded; throws unless it exits with 0.
+public func runQuietly(_ program: String, _ arguments: [String]) throws {
+    let tool = Process()
+    tool.executableURL = URL(fileURLWithPath: program)
+    tool.arguments = arguments
+    tool.standardOutput = FileHandle.nullDevice
+    tool.standardError = FileHandle.nullDevice
+    try tool.run()
+    tool.waitUntilExit()
+    guard tool.terminationStatus == 0 else {
+        throw ServerError("\(program) \(arguments.joined(separator: " ")) failed (\(tool.terminationStatus))")
+    }
+}
+
 /// A server that could not be started or used.
 public struct ServerError: Error, CustomStringConvertible {
     public let description: String

@@ -21,7 +21,7 @@ public final class TmpfsMount: Sendable {
     public init(size: String) throws {
         directory = try makeServerDirectory("tmpfs")
         do {
-            try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", directory.path])
+            try runQuietly("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", directory.path])
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
@@ -30,25 +30,12 @@ public final class TmpfsMount: Sendable {
 
     /// Gives it room: its size becomes `size`, what it holds kept.
     public func resize(to size: String) throws {
-        try Self.run("/bin/mount", ["-o", "remount,size=\(size)", directory.path])
+        try runQuietly("/bin/mount", ["-o", "remount,size=\(size)", directory.path])
     }
 
     /// Unmounts it and removes its directory.
     public func unmount() {
-        try? Self.run("/bin/umount", [directory.path])
+        try? runQuietly("/bin/umount", [directory.path])
         try? FileManager.default.removeItem(at: directory)
-    }
-
-    private static func run(_ program: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ServerError("\(program) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
-        }
     }
 }

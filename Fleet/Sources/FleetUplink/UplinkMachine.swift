@@ -125,7 +125,7 @@ struct UplinkMachine: Sendable {
     }
 
     private mutating func retry(failures: Int, reason: UplinkState, now: Instant) -> Retry {
-        let delay = settings.reconnectPolicy.delay(afterFailures: failures, unit: random.unit())
+        let delay = settings.reconnectPolicy.delay(afterFailures: failures, unit: random.nextUnit())
         state = .waiting(Waiting(failures: failures, until: now + delay))
         return Retry(reason: reason, delay: delay, remove: takeUnremoved(now: now))
     }

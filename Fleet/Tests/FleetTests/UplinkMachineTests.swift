@@ -1,5 +1,6 @@
 @testable import FleetUplink
 import GPSDLocation
+import GPSDSystem
 import Testing
 
 /// The uplink's machine as a value: each input, what it returns and where it leaves the machine. No broker, no
@@ -59,7 +60,7 @@ struct UplinkMachineTests {
         var now = t0
         for attempt in 1...6 {
             let result = machine.connackReceived(.refused(code: 5, reason: "not authorised"), now: now)
-            let delay = Self.policy.delay(afterFailures: attempt, unit: reference.unit())
+            let delay = Self.policy.delay(afterFailures: attempt, unit: reference.nextUnit())
             #expect(result == .refused(.init(reason: .refused("not authorised"), delay: delay, remove: [])))
             #expect(machine.state == .waiting(.init(failures: attempt, until: now + delay)))
             #expect(machine.refusals == attempt)
@@ -112,12 +113,12 @@ struct UplinkMachineTests {
         // Two failures before a good connection: the third delay would be the third step.
         for failures in 1...2 {
             guard case .retry(let retry) = machine.connectionLost("reset", now: t0) else { return }
-            #expect(retry.delay == Self.policy.delay(afterFailures: failures, unit: reference.unit()))
+            #expect(retry.delay == Self.policy.delay(afterFailures: failures, unit: reference.nextUnit()))
             #expect(machine.timerFired(now: t0 + retry.delay) == .connect(attempt: failures + 1))
         }
         _ = machine.connackReceived(.accepted, now: t0)
         guard case .retry(let retry) = machine.connectionLost("connection lost", now: t0) else { return }
-        #expect(retry.delay == Self.policy.delay(afterFailures: 1, unit: reference.unit()))
+        #expect(retry.delay == Self.policy.delay(afterFailures: 1, unit: reference.nextUnit()))
         #expect(retry.reason == .disconnected("connection lost"))
     }
 

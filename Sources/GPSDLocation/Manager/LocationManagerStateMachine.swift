@@ -140,25 +140,6 @@ struct LocationManagerStateMachine {
     }
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny generator whose whole state is one seed, so a run reproduces:
-/// the reconnect jitter's numbers, and the tests' random scripts.
-package struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    package init(seed: UInt64) { state = seed }
-
-    package mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in 0 ..< 1.
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-}
-
 extension LocationManagerStateMachine {
     /// What ``LocationManager/snapshot`` reads, at monotonic time `now` (`instant` on the continuous clock).
     func snapshot(now: Duration, instant: ContinuousClock.Instant) -> LocationSnapshot {

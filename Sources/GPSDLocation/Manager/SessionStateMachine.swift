@@ -1,4 +1,5 @@
 import GPSDCore
+import GPSDSystem
 
 /// The life of the source's sessions: opening, open, closing, and waiting out a backoff before the next; and the
 /// watchdog that notices an open session gone silent. A value, changed only by its inputs: each returns what it

@@ -1,5 +1,6 @@
 import Foundation
 import GPSDLocation
+import GPSDSystem
 import GPSDTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import GPSDLocation
+import GPSDSystem
 import Testing
 
 /// The hand-written formatting on whereami's hot path (times digit by digit, whole numbers without

@@ -1,5 +1,6 @@
 import Foundation
 import GPSDLocation
+import GPSDSystem
 
 /// A receiver on a straight road east from Alexanderplatz, made up from a seeded generator: the truth (how far along
 /// it is, how fast it goes) and the fixes a consumer receiver reports of it.

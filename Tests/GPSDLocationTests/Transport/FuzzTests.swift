@@ -1,6 +1,7 @@
 import Foundation
 @testable import GPSDCore
 import GPSDLocation
+import GPSDSystem
 import GPSDTestSupport
 import Testing
 
