@@ -1,75 +1,9 @@
 public import FleetCore
-public import FoundationEssentials
+package import FoundationEssentials
 import GPSDLocation
 public import Logging
 import NIOSSL
 import PostgresNIO
-
-/// One stored fix: a row of the table `fixes`, as ``FixStore/track(of:from:to:)`` and
-/// ``FixStore/vehicles(inBoxSouth:west:north:east:at:)`` return it. Values the fix did not have are nil.
-public struct StoredFix: Sendable, Equatable {
-    /// The vehicle that measured the fix.
-    public var vehicle: VehicleID
-    /// Its sequence number on that vehicle.
-    public var seq: Int64
-    /// The fix's own time (the location's `timestamp`), to the microsecond.
-    public var time: Date
-    /// Degrees north, WGS84.
-    public var latitude: Double
-    /// Degrees east, WGS84.
-    public var longitude: Double
-    /// Metres above mean sea level; nil when the fix had none (the position's Z is then 0).
-    public var altitude: Double?
-    /// Estimated horizontal error in metres.
-    public var horizontalAccuracy: Double?
-    /// Estimated vertical error in metres.
-    public var verticalAccuracy: Double?
-    /// Speed over ground in metres per second.
-    public var speed: Double?
-    /// Course over ground in degrees from true north.
-    public var course: Double?
-    /// Vertical speed in metres per second.
-    public var climb: Double?
-    /// `2D` or `3D`.
-    public var fix: String
-    /// How the fix was obtained: `gps`, `dgps`, `rtkFixed`, …
-    public var status: String
-
-    public init(vehicle: VehicleID, seq: Int64, time: Date, latitude: Double, longitude: Double, altitude: Double?,
-                horizontalAccuracy: Double?, verticalAccuracy: Double?, speed: Double?, course: Double?,
-                climb: Double?, fix: String, status: String) {
-        self.vehicle = vehicle
-        self.seq = seq
-        self.time = time
-        self.latitude = latitude
-        self.longitude = longitude
-        self.altitude = altitude
-        self.horizontalAccuracy = horizontalAccuracy
-        self.verticalAccuracy = verticalAccuracy
-        self.speed = speed
-        self.course = course
-        self.climb = climb
-        self.fix = fix
-        self.status = status
-    }
-}
-
-/// What ``FixStore`` refuses or could not do.
-public enum FixStoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The database URL is not `postgresql://user[:password]@host[:port]/database`; the reason says which part.
-    case invalidURL(String)
-    /// The database returned a row that is not a fix (a vehicle name that cannot be one).
-    case invalidRow(String)
-
-    public var description: String {
-        switch self {
-        case .invalidURL(let reason):
-            "not a database URL (postgresql://user[:password]@host[:port]/database): \(reason)"
-        case .invalidRow(let reason):
-            "the database returned a row that is not a fix: \(reason)"
-        }
-    }
-}
 
 /// The fleet's fixes in PostgreSQL with PostGIS: the table `fixes`, written in batches, insert-or-ignore on the
 /// dedupe key (vehicle, queue, seq), and the two queries a fleet asks.
@@ -98,15 +32,19 @@ public enum FixStoreError: Error, Sendable, Equatable, CustomStringConvertible {
 /// }
 /// ```
 public final class FixStore: Sendable {
-    private let client: PostgresClient
-    private let logger: Logger
+    let client: PostgresClient
+    let logger: Logger
 
     /// A store on the database at `url`: `postgresql://user[:password]@host[:port]/database` (also `postgres://`;
     /// port 5432 when none; user name and password percent-encoded). TLS: none, unless the URL asks with
     /// `?sslmode=require` (encrypted, certificate verified against the system's roots) or `?sslmode=prefer`.
     /// Connects only once ``run()`` runs. Throws ``FixStoreError/invalidURL(_:)``.
-    public init(url: String, logger: Logger) throws(FixStoreError) {
-        self.client = PostgresClient(configuration: try Self.configuration(url), backgroundLogger: logger)
+    ///
+    /// `password`, when given, replaces the URL's (read from a file, say, so that it shows in no process list).
+    public init(url: String, password: String? = nil, logger: Logger) throws(FixStoreError) {
+        var configuration = try Self.configuration(url)
+        if let password { configuration.password = password }
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
     }
 
@@ -139,13 +77,15 @@ public final class FixStore: Sendable {
         await client.run()
     }
 
-    /// Makes what the store needs when it is missing: the PostGIS extension, the table `fixes` and its indexes
-    /// (on (vehicle, time), and GiST on the position). Safe to call every time: a new database needs no other step.
+    /// Makes what the store needs when it is missing, as the database's owner: the PostGIS extension, the table
+    /// `fixes` and its indexes (on (vehicle, time), and GiST on the position), or brings a table made before up to
+    /// date; then grants each of `roles` what the ingest needs, INSERT and SELECT on it. Safe to run again.
+    /// `fleet-ingest --prepare` runs it; the ingest itself needs no more than those grants (``check()``).
     ///
     /// ```swift
-    /// try await store.prepare()
+    /// try await store.prepare(grantingTo: ["fleet_ingest"])
     /// ```
-    public func prepare() async throws {
+    public func prepare(grantingTo roles: [String] = []) async throws {
         let statements: [PostgresQuery] = [
             "CREATE EXTENSION IF NOT EXISTS postgis",
             """
@@ -181,7 +121,10 @@ public final class FixStore: Sendable {
             """,
             "CREATE INDEX IF NOT EXISTS fixes_vehicle_time ON fixes (vehicle, time)",
             "CREATE INDEX IF NOT EXISTS fixes_position ON fixes USING GIST (position)",
-        ]
+        ] + roles.map { role in
+            // A role is an identifier, which cannot be bound: quoted as SQL quotes one.
+            PostgresQuery(unsafeSQL: "GRANT SELECT, INSERT ON fixes TO \(Self.quotedIdentifier(role))")
+        }
         let logger = self.logger
         try await client.withConnection { connection in
             // Two ingests starting at once would race on CREATE … IF NOT EXISTS: one at a time.
@@ -193,6 +136,31 @@ public final class FixStore: Sendable {
                 throw error
             }
             try await connection.query("SELECT pg_advisory_unlock(7365002936)", logger: logger)
+        }
+    }
+
+    /// `name` as SQL quotes an identifier: in double quotes, each double quote doubled.
+    static func quotedIdentifier(_ name: String) -> String {
+        "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+    }
+
+    /// Checks that this role can do the ingest's work: the table `fixes` is there as ``prepare(grantingTo:)`` makes
+    /// it (the queue in its key), and the role may insert into it and read it. Throws
+    /// ``FixStoreError/notPrepared(_:)`` saying what is missing; a database that cannot be reached, its error.
+    public func check() async throws {
+        let query: PostgresQuery = """
+            SELECT to_regclass('fixes') IS NOT NULL,
+                   EXISTS (SELECT 1 FROM pg_attribute
+                           WHERE attrelid = to_regclass('fixes') AND attname = 'queue' AND NOT attisdropped),
+                   COALESCE(has_table_privilege(to_regclass('fixes'), 'INSERT'), false),
+                   COALESCE(has_table_privilege(to_regclass('fixes'), 'SELECT'), false)
+            """
+        for try await (present, keyed, insert, select) in try await client.query(query, logger: logger)
+            .decode((Bool, Bool, Bool, Bool).self) {
+            guard present else { throw FixStoreError.notPrepared("there is no table fixes") }
+            guard keyed else { throw FixStoreError.notPrepared("its key has no queue (made by an older fleet-ingest)") }
+            guard insert, select else { throw FixStoreError.notPrepared("this role may not insert into it and read it") }
+            return
         }
     }
 
@@ -279,86 +247,5 @@ public final class FixStore: Sendable {
             return Int(count)
         }
         return 0
-    }
-
-    /// The columns of a ``StoredFix``, in its order, from the table (or a row set) named `f`.
-    private static let columns = """
-        f.vehicle, f.seq, f.time, ST_Y(f.position::geometry), ST_X(f.position::geometry), f.altitude, \
-        f.horizontal_accuracy, f.vertical_accuracy, f.speed, f.course, f.climb, f.fix, f.status
-        """
-
-    /// One vehicle's track: its fixes with `from` ≤ time ≤ `to`, in time order (then sequence number). The README's
-    /// first query:
-    ///
-    /// ```sql
-    /// SELECT seq, time, ST_Y(position::geometry) AS latitude, ST_X(position::geometry) AS longitude, altitude, speed
-    /// FROM fixes WHERE vehicle = $1 AND time BETWEEN $2 AND $3 ORDER BY time, seq;
-    /// ```
-    ///
-    /// ```swift
-    /// let track = try await store.track(of: try VehicleID("robot-7"), from: start, to: end)
-    /// ```
-    public func track(of vehicle: VehicleID, from: Date, to: Date) async throws -> [StoredFix] {
-        let query: PostgresQuery = """
-            SELECT \(unescaped: Self.columns) FROM fixes f
-            WHERE f.vehicle = \(vehicle.rawValue) AND f.time >= \(from) AND f.time <= \(to)
-            ORDER BY f.time, f.seq
-            """
-        return try await fixes(query)
-    }
-
-    /// Every vehicle whose newest fix at or before `at` (now when nil) lies within the box from `south` to `north`
-    /// and `west` to `east` (degrees; a box with `west` > `east` crosses the antimeridian): that fix, one per vehicle,
-    /// in vehicle order. A vehicle whose newest fix lies elsewhere is not in it, wherever it was before. The README's
-    /// second query: the newest fix of each vehicle (found through the index on (vehicle, time), one vehicle at a
-    /// time), then the box.
-    ///
-    /// ```swift
-    /// let inBerlin = try await store.vehicles(inBoxSouth: 52.3, west: 13.0, north: 52.7, east: 13.8)
-    /// ```
-    public func vehicles(inBoxSouth south: Double, west: Double, north: Double, east: Double,
-                         at: Date? = nil) async throws -> [StoredFix] {
-        let at = at ?? Date()
-        let query: PostgresQuery = """
-            WITH RECURSIVE vehicles(vehicle) AS (
-                (SELECT vehicle FROM fixes ORDER BY vehicle LIMIT 1)
-                UNION ALL
-                SELECT (SELECT n.vehicle FROM fixes n WHERE n.vehicle > v.vehicle ORDER BY n.vehicle LIMIT 1)
-                FROM vehicles v WHERE v.vehicle IS NOT NULL
-            ),
-            newest AS (
-                SELECT f.*, ST_Y(f.position::geometry) AS lat, ST_X(f.position::geometry) AS lon
-                FROM vehicles v CROSS JOIN LATERAL (
-                    SELECT * FROM fixes WHERE fixes.vehicle = v.vehicle AND fixes.time <= \(at)
-                    ORDER BY fixes.time DESC, fixes.seq DESC LIMIT 1
-                ) f
-                WHERE v.vehicle IS NOT NULL
-            )
-            SELECT vehicle, seq, time, lat, lon, altitude, horizontal_accuracy, vertical_accuracy, speed, course,
-                   climb, fix, status
-            FROM newest
-            WHERE lat BETWEEN \(south) AND \(north)
-              AND CASE WHEN \(west)::float8 <= \(east)::float8 THEN lon BETWEEN \(west) AND \(east)
-                       ELSE lon >= \(west) OR lon <= \(east) END
-            ORDER BY vehicle
-            """
-        return try await fixes(query)
-    }
-
-    private func fixes(_ query: PostgresQuery) async throws -> [StoredFix] {
-        var fixes: [StoredFix] = []
-        let rows = try await client.query(query, logger: logger)
-        let decoded = rows.decode((String, Int64, Date, Double, Double, Double?, Double?, Double?, Double?, Double?,
-                                   Double?, String, String).self)
-        for try await (vehicle, seq, time, latitude, longitude, altitude, horizontal, vertical, speed, course, climb,
-                       fix, status) in decoded {
-            guard let id = try? VehicleID(vehicle) else {
-                throw FixStoreError.invalidRow("vehicle \(vehicle.debugDescription)")
-            }
-            fixes.append(StoredFix(vehicle: id, seq: seq, time: time, latitude: latitude, longitude: longitude,
-                                   altitude: altitude, horizontalAccuracy: horizontal, verticalAccuracy: vertical,
-                                   speed: speed, course: course, climb: climb, fix: fix, status: status))
-        }
-        return fixes
     }
 }

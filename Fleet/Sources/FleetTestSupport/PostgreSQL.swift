@@ -237,6 +237,16 @@ public final class PostgreSQL: @unchecked Sendable {
     }
 
     /// Makes a database (`CREATE DATABASE`, the name quoted as an identifier).
+    /// Makes `role` (a login) with `password`, and makes the server ask it for that password (SCRAM) on 127.0.0.1,
+    /// where everyone else is trusted.
+    public func createRole(_ role: String, password: String) async throws {
+        _ = try await psql("CREATE ROLE \"\(role)\" LOGIN PASSWORD '\(password)'")
+        let hba = dataDirectory.appendingPathComponent("pg_hba.conf")
+        let rules = try String(contentsOf: hba, encoding: .utf8)
+        try ("host all \(role) 127.0.0.1/32 scram-sha-256\n" + rules).write(to: hba, atomically: false, encoding: .utf8)
+        _ = try await psql("SELECT pg_reload_conf()")
+    }
+
     public func createDatabase(_ name: String) async throws {
         _ = try await runTool("createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", name])
     }

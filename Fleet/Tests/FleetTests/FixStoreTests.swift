@@ -92,6 +92,46 @@ struct FixStoreTests {
         }
     }
 
+    @Test("check() says what is missing until an owner has prepared the table for the role")
+    func checkSaysWhatIsMissing() async throws {
+        try await withStore(prepare: false) { server, store in
+            await #expect(throws: FixStoreError.notPrepared("there is no table fixes")) { try await store.check() }
+            try await store.prepare()
+            try await store.check()
+        }
+    }
+
+    @Test("A role with only INSERT and SELECT, its password from outside the URL, stores and reads, and cannot prepare")
+    func anIngestRoleNeedsOnlyTheGrantsPrepareGives() async throws {
+        try await withStore(prepare: false) { server, owner in
+            // The server asks this role for its password (SCRAM): a store without it could not connect.
+            try await server.createRole("fleet_ingest", password: "p@ss:w/rd%")
+            let url = "postgresql://fleet_ingest@127.0.0.1:\(server.port)/fleet"
+            try await withRoleStore(url: url, password: "p@ss:w/rd%") { ingest in
+                await #expect(throws: FixStoreError.notPrepared("there is no table fixes")) { try await ingest.check() }
+                try await owner.prepare()
+                await #expect(throws: FixStoreError.notPrepared("this role may not insert into it and read it")) {
+                    try await ingest.check()
+                }
+                try await owner.prepare(grantingTo: ["fleet_ingest"])
+                try await ingest.check()
+                #expect(try await ingest.insert(try thousand()) == 1000)
+                #expect(try await ingest.track(of: try VehicleID("robot-7"), from: Self.start,
+                                               to: Self.start.addingTimeInterval(86_400)).count == 1000)
+                await #expect(throws: (any Error).self, "only the owner alters the table") { try await ingest.prepare() }
+            }
+        }
+    }
+
+    func withRoleStore(url: String, password: String, _ body: (FixStore) async throws -> Void) async throws {
+        let store = try FixStore(url: url, password: password, logger: Logger(label: "FixStoreTests"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await store.run() }
+            defer { group.cancelAll() }
+            try await body(store)
+        }
+    }
+
     @Test("One seq of one vehicle from two queues is two fixes; from one queue, one")
     func theQueueIsPartOfTheKey() async throws {
         try await withStore { server, store in
