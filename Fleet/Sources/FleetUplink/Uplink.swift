@@ -73,7 +73,7 @@ public final class Uplink: Sendable {
         let (network, writer) = shared.withLock { shared -> (Bool, Bool) in
             guard !shared.isStarted, !shared.isStopping else { return (false, false) }
             shared.isStarted = true
-            shared.reserveThread()
+            shared.reserveWorker()
             return (true, shared.reserveWriterIfNeeded())
         }
         if network { startWorker("fleet-uplink", isWriter: false) { UplinkDriver(uplink: self).run() } }
@@ -215,7 +215,7 @@ public final class Uplink: Sendable {
         }
     }
 
-    /// Starts `body` on a thread of its own, reserved (``UplinkShared/reserveThread()``) by the caller and joined by
+    /// Starts `body` on a thread of its own, reserved (``UplinkShared/reserveWorker()``) by the caller and joined by
     /// ``stop()``. A thread that cannot be started is logged, and its waiters let go.
     func startWorker(_ name: String, isWriter: Bool, _ body: @escaping @Sendable () -> Void) {
         do {

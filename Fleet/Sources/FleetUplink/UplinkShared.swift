@@ -49,7 +49,7 @@ struct UplinkShared {
     var threadsAreDone: Bool { threadsRunning == 0 && threadsUnregistered == 0 }
 
     /// Counts a thread about to be started, under the same lock as the decision to start it.
-    mutating func reserveThread() {
+    mutating func reserveWorker() {
         threadsRunning += 1
         threadsUnregistered += 1
     }
@@ -59,7 +59,7 @@ struct UplinkShared {
         guard !isWriterStarted else { return false }
         isWriterStarted = true
         isWriterRunning = true
-        reserveThread()
+        reserveWorker()
         return true
     }
 
