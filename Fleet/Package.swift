@@ -71,10 +71,14 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
-        // What both programs share: --metrics-file.
+        // What both programs share: the broker's options and configuration, --metrics-file, logging, the signals.
         .target(
             name: "FleetToolSupport",
             dependencies: [
+                "FleetCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]

@@ -1,5 +1,4 @@
 public import FleetCore
-public import GPSDLocation
 import GPSDSystem
 
 /// How an ``Uplink`` reaches its broker and paces what it sends.
@@ -7,48 +6,39 @@ import GPSDSystem
 /// ```swift
 /// var configuration = UplinkConfiguration(vehicle: try VehicleID("robot-7"),
 ///                                         broker: try BrokerAddress(parsing: "mqtts://robot-7@fleet.example.net"))
-/// configuration.broker.password = secret
-/// configuration.caFile = "/etc/fleet/ca.pem"
+/// configuration.broker.address.password = secret
+/// configuration.broker.caFile = "/etc/fleet/ca.pem"
 /// ```
 public struct UplinkConfiguration: Sendable {
-    /// The vehicle whose fixes these are: its topics, and the first half of each fix's dedupe key.
+    /// The vehicle whose fixes these are: its topics, and the first part of each fix's dedupe key.
     public var vehicle: VehicleID
-    /// The broker, with the user name and password to log in with.
-    public var broker: BrokerAddress
-    /// The certificate authorities to verify a TLS broker by (PEM); nil: the system's
-    /// (`/etc/ssl/certs/ca-certificates.crt`). Given for an `mqtt://` broker, it turns TLS on.
-    public var caFile: String?
+    /// The broker: its address and login, the CAs, the keepalive, when to try again.
+    public var broker: BrokerConfiguration
     /// The MQTT client id; nil (the default): `fleet-uplink-<vehicle>-<queue>`, the queue's identity in it, so that
     /// two uplinks run as one vehicle by mistake do not keep taking each other's connection (each with its own queue,
     /// both are stored, and the ingest warns of them).
     public var clientID: String?
-    /// How often the connection is checked when nothing is sent (MQTT keepalive); at least a second.
-    public var keepAlive: Duration = .seconds(30)
     /// Fixes published and not yet acknowledged, at most: the backlog's window. The newest fix on the state topic
     /// and the status message come on top. At most 65532 are used (libmosquitto's message ids).
     public var maximumInFlight: Int = 256
     /// Fixes read from the queue at a time while draining a backlog.
     public var batchSize: Int = 512
-    /// When to try again after a connection failed, was refused or was lost: by default 0.5 s doubling to 30 s,
-    /// each varied by ±50 %, for ever.
-    public var reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(30), jitter: 0.5)
     /// The seed of the reconnection delays' jitter: the same seed, the same delays (for tests); nil: a random one.
     public var jitterSeed: UInt64?
 
-    public init(vehicle: VehicleID, broker: BrokerAddress) {
+    public init(vehicle: VehicleID, broker: BrokerConfiguration) {
         self.vehicle = vehicle
         self.broker = broker
+    }
+
+    /// A configuration for `broker`, with its defaults.
+    public init(vehicle: VehicleID, broker address: BrokerAddress) {
+        self.init(vehicle: vehicle, broker: BrokerConfiguration(address: address))
     }
 
     /// The client id for a queue whose identity is `queue`.
     func clientID(queue: QueueID?) -> String {
         clientID ?? "fleet-uplink-\(vehicle.rawValue)" + (queue.map { "-\($0.rawValue)" } ?? "")
-    }
-
-    /// The CA file to use, or nil for a plain TCP connection.
-    var tlsCAFile: String? {
-        if let caFile { return caFile }
-        return broker.usesTLS ? "/etc/ssl/certs/ca-certificates.crt" : nil
     }
 }
 

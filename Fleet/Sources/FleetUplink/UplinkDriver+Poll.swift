@@ -21,7 +21,7 @@ extension UplinkDriver {
         // (until CONNACK), for reading alone: libmosquitto wants to write all through it, and the handshake goes on
         // in loopRead. Otherwise for reading, and for writing while libmosquitto has something to write.
         let beforeConnack = if case .connecting = machine.state { true } else { false }
-        let tlsHandshake = uplink.configuration.tlsCAFile != nil && beforeConnack
+        let tlsHandshake = uplink.configuration.broker.tlsCAFile != nil && beforeConnack
         let wanted = isConnectingTCP ? Int16(POLLOUT)
             : Int16(POLLIN) | (connection.wantsWrite && !tlsHandshake ? Int16(POLLOUT) : 0)
         do {
@@ -31,7 +31,7 @@ extension UplinkDriver {
                 do {
                     try Syscall.finishConnecting(connection.socket)
                 } catch {
-                    lostReason = "cannot connect to \(uplink.configuration.broker.host):\(uplink.configuration.broker.port): \(error.text)"
+                    lostReason = "cannot connect to \(uplink.configuration.broker.address.host):\(uplink.configuration.broker.address.port): \(error.text)"
                     throw error
                 }
                 isConnectingTCP = false
@@ -42,7 +42,7 @@ extension UplinkDriver {
             // Closed before CONNACK (a TLS handshake does not tell a refused or reset connect: its error is only
             // the socket's): after loopRead, which has read a refusing CONNACK if one came.
             if beforeConnack, ready & Int16(POLLERR | POLLHUP) != 0, events.isEmpty, connection.socket >= 0 {
-                let broker = "\(uplink.configuration.broker.host):\(uplink.configuration.broker.port)"
+                let broker = "\(uplink.configuration.broker.address.host):\(uplink.configuration.broker.address.port)"
                 do {
                     try Syscall.finishConnecting(connection.socket)
                     lostReason = "cannot connect to \(broker): the connection was refused or closed before CONNACK"

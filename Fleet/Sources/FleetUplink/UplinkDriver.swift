@@ -34,10 +34,10 @@ final class UplinkDriver {
         self.uplink = uplink
         let configuration = uplink.configuration
         // Under the keepalive: libmosquitto closes a connection without CONNACK after it, less clearly.
-        let keepAlive = max(configuration.keepAlive, .seconds(1))
+        let keepAlive = max(configuration.broker.keepAlive, .seconds(1))
         let settings = UplinkMachine.Settings(
             window: min(max(configuration.maximumInFlight, 1), 65_532), batchSize: max(configuration.batchSize, 1),
-            connectTimeout: min(.seconds(10), keepAlive * 4 / 5), reconnectPolicy: configuration.reconnectPolicy)
+            connectTimeout: min(.seconds(10), keepAlive * 4 / 5), reconnectPolicy: configuration.broker.reconnectPolicy)
         var newest: QueuedFix?
         do {
             newest = try uplink.queue.newest()
@@ -81,10 +81,10 @@ final class UplinkDriver {
         do {
             let connection = try MQTTConnection(clientID: configuration.clientID(queue: uplink.queue.identity),
                                                 cleanSession: true)
-            if let username = configuration.broker.username {
-                try connection.setCredentials(username: username, password: configuration.broker.password)
+            if let username = configuration.broker.address.username {
+                try connection.setCredentials(username: username, password: configuration.broker.address.password)
             }
-            if let caFile = configuration.tlsCAFile { try connection.setTLS(caFile: caFile) }
+            if let caFile = configuration.broker.tlsCAFile { try connection.setTLS(caFile: caFile) }
             try connection.setWill(topic: statusTopic, payload: Array("offline".utf8), qos: 1, retain: true)
             try connection.setMaxInflight(machine.settings.window + 2)
             connection.onConnect = { [unowned self] in events.append(.connack($0)) }
@@ -94,8 +94,8 @@ final class UplinkDriver {
             connection.onPublish = { [unowned self] in events.append(.acknowledged($0)) }
             self.connection = connection
             isConnectingTCP = true
-            try connection.connectAsync(host: configuration.broker.host, port: configuration.broker.port,
-                                        keepAlive: Int32(clamping: max(configuration.keepAlive.components.seconds, 1)))
+            try connection.connectAsync(host: configuration.broker.address.host, port: configuration.broker.address.port,
+                                        keepAlive: Int32(clamping: max(configuration.broker.keepAlive.components.seconds, 1)))
         } catch {
             connection = nil
             ended(machine.connectFailed("cannot connect: \(error)", now: .now))
@@ -108,7 +108,7 @@ final class UplinkDriver {
             switch machine.connackReceived(result, now: .now) {
             case .online(let sends):
                 uplink.metrics.connections.increment()
-                uplink.logger.info("connected to \(uplink.configuration.broker)")
+                uplink.logger.info("connected to \(uplink.configuration.broker.address)")
                 uplink.setState(.online)
                 publish(statusTopic, Array("online".utf8), retain: true)
                 send(sends)
@@ -142,9 +142,9 @@ final class UplinkDriver {
             connection = nil
             removeFromQueue(retry.remove)
             if case .refused(let reason) = retry.reason {
-                uplink.logger.error("broker \(uplink.configuration.broker) refused the connection: \(reason)")
+                uplink.logger.error("broker \(uplink.configuration.broker.address) refused the connection: \(reason)")
             } else if case .disconnected(let reason) = retry.reason {
-                uplink.logger.warning("broker \(uplink.configuration.broker): \(reason)")
+                uplink.logger.warning("broker \(uplink.configuration.broker.address): \(reason)")
             }
             uplink.setState(retry.reason)
             uplink.setState(.waiting(retry.delay))

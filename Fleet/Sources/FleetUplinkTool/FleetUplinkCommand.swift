@@ -33,8 +33,7 @@ struct FleetUplinkCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("This vehicle's name: 1 to 64 of A-Z a-z 0-9 . _ -", valueName: "id"))
     var vehicle: String
 
-    @Option(help: ArgumentHelp("The broker: mqtt://[user[:password]@]host[:port] or mqtts://…", valueName: "url"))
-    var broker: String
+    @OptionGroup var broker: BrokerOptions
 
     @Option(help: ArgumentHelp("gpsd's address", valueName: "host:port"))
     var gpsd: String = "localhost:2947"
@@ -55,23 +54,13 @@ struct FleetUplinkCommand: AsyncParsableCommand {
                                valueName: "n"))
     var queueLimit: Int = FixQueue.defaultCapacity
 
-    @Option(help: ArgumentHelp("Verify the broker's TLS certificate by these CAs (PEM); turns TLS on", valueName: "file"))
-    var tlsCa: String?
-
-    @Option(help: ArgumentHelp("Read the broker password from this file's first line (not the command line)",
-                               valueName: "file"))
-    var passwordFile: String?
-
     @Option(help: ArgumentHelp("Fixes published and not yet acknowledged, at most", valueName: "n"))
     var maxInFlight: Int = 256
 
-    @Option(help: ArgumentHelp("Write this program's health (swift-metrics) in Prometheus's text format to this file every 5 s, for node_exporter's textfile collector",
-                               valueName: "file"))
-    var metricsFile: String?
+    @OptionGroup var program: ProgramOptions
 
     func validate() throws {
         guard VehicleID.isValid(vehicle) else { throw ValidationError("\(FleetError.invalidVehicle(vehicle))") }
-        do { _ = try BrokerAddress(parsing: broker) } catch { throw ValidationError(error.description) }
         if replay == nil {
             do { _ = try GPSDServer(parsing: gpsd) } catch { throw ValidationError("--gpsd: \(error)") }
         }
@@ -81,23 +70,15 @@ struct FleetUplinkCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
-        let logger = { var logger = Logger(label: "fleet-uplink"); logger.logLevel = .info; return logger }()
+        let (logger, metrics) = try program.bootstrap(label: "fleet-uplink")
         let vehicle = try VehicleID(vehicle)
-        var address = try BrokerAddress(parsing: broker)
-        if let passwordFile {
-            address.password = try readSecret(fromFile: passwordFile)
-            if address.username == nil { throw ValidationError("--password-file needs a user name in --broker") }
-        }
-        var configuration = UplinkConfiguration(vehicle: vehicle, broker: address)
-        configuration.caFile = tlsCa
+        var configuration = UplinkConfiguration(vehicle: vehicle, broker: try broker.configuration())
         configuration.maximumInFlight = maxInFlight
         let directory = queue ?? Self.defaultQueueDirectory
         let fixQueue = try FixQueue(directory: directory, vehicle: vehicle, capacity: queueLimit)
-        let metrics = try metricsFile.map { try MetricsFile.bootstrap(path: $0) }
         let uplink = try Uplink(configuration: configuration, queue: fixQueue, logger: logger)
         let depth = fixQueue.statistics
-        logger.info("vehicle \(vehicle), queue \(directory) (\(depth.depth) fixes waiting, next seq \(depth.lastSeq + 1)), broker \(address)")
+        logger.info("vehicle \(vehicle), queue \(directory) (\(depth.depth) fixes waiting, next seq \(depth.lastSeq + 1)), broker \(configuration.broker.address)")
         uplink.start()
 
         let gps = if let replay {
@@ -106,8 +87,7 @@ struct FleetUplinkCommand: AsyncParsableCommand {
         } else {
             AsyncLocationManager(server: try GPSDServer(parsing: gpsd))
         }
-        let ending = await UnixSignalsSequence(trapping: .sigint, .sigterm)
-        let signalled = Locked(false)
+        let signalled = Locked(false), isReplay = replay != nil
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var count = 0
@@ -117,7 +97,7 @@ struct FleetUplinkCommand: AsyncParsableCommand {
                 }
                 // gpsd's updates end only at the stop; a recording's at its end: then stay until the broker has every
                 // fix (or a signal comes).
-                guard replay != nil, !signalled.withLock({ $0 }) else { return }
+                guard isReplay, !signalled.withLock({ $0 }) else { return }
                 await uplink.flushQueue()
                 logger.info("recording ended: \(count) fixes given; waiting until the broker has them all")
                 await uplink.drained()
@@ -130,11 +110,8 @@ struct FleetUplinkCommand: AsyncParsableCommand {
                 for await status in gps.statusUpdates() { logger.info("gpsd: \(status)") }
             }
             group.addTask {
-                for await signal in ending {
-                    signalled.withLock { $0 = true }
-                    logger.info("signal \(signal): stopping")
-                    return
-                }
+                await untilStopSignal(logger: logger)
+                signalled.withLock { $0 = true }
             }
             if let metrics {
                 group.addTask { await metrics.run(every: .seconds(5)) { uplink.refreshMetrics() } }

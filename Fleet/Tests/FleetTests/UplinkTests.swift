@@ -70,9 +70,9 @@ struct UplinkTests {
             let queue = try FixQueue(directory: directory.appendingPathComponent("q").path, vehicle: vehicle)
             try queue.append(FleetFaultTests.fix(epoch: 0))
             var settings = configuration(vehicle, broker)
-            settings.broker.username = "u-3"
-            settings.broker.password = "wrong"
-            settings.reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .seconds(1), jitter: 0)
+            settings.broker.address.username = "u-3"
+            settings.broker.address.password = "wrong"
+            settings.broker.reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .seconds(1), jitter: 0)
             let uplink = try Uplink(configuration: settings, queue: queue, metricsFactory: TestMetrics())
             var states: [UplinkState] = []
             uplink.start()
@@ -100,7 +100,7 @@ struct UplinkTests {
             let queue = try FixQueue(directory: directory.appendingPathComponent("q").path, vehicle: vehicle, capacity: 10)
             let metrics = TestMetrics()
             var settings = configuration(vehicle, broker)
-            settings.broker.port = freeLoopbackPort()   // nobody there: everything waits in the queue
+            settings.broker.address.port = freeLoopbackPort()   // nobody there: everything waits in the queue
             let uplink = try Uplink(configuration: settings, queue: queue, metricsFactory: metrics)
             uplink.start()
             for epoch in 0..<25 { uplink.enqueue(FleetFaultTests.fix(epoch: epoch)) }
@@ -182,7 +182,7 @@ struct UplinkTests {
         let queue = try FixQueue(directory: directory.appendingPathComponent("q").path, vehicle: vehicle)
         var settings = UplinkConfiguration(vehicle: vehicle, broker: try BrokerAddress(
             parsing: "mqtts://127.0.0.1:\(freeLoopbackPort())"))
-        settings.keepAlive = .seconds(60)
+        settings.broker.keepAlive = .seconds(60)
         let uplink = try Uplink(configuration: settings, queue: queue, metricsFactory: TestMetrics())
         uplink.start()
         var reason = ""
@@ -204,7 +204,7 @@ struct UplinkTests {
         let vehicle = try VehicleID("u-8")
         var settings = UplinkConfiguration(vehicle: vehicle, broker: BrokerAddress(host: "127.0.0.1",
                                                                                    port: freeLoopbackPort()))
-        settings.reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(1), maximumDelay: .milliseconds(5))
+        settings.broker.reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(1), maximumDelay: .milliseconds(5))
         for round in 0..<100 {
             let queue = try FixQueue(directory: directory.appendingPathComponent("q\(round)").path, vehicle: vehicle)
             let uplink = try Uplink(configuration: settings, queue: queue, metricsFactory: TestMetrics())
