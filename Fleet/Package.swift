@@ -123,6 +123,9 @@ let package = Package(
                 .product(name: "GPSDTestSupport", package: "GPSDLocation"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
     ]

@@ -4,7 +4,7 @@ import NIOCore
 // PUBACK, PINGREQ and DISCONNECT, and the broker's CONNACK, SUBACK, PUBLISH (QoS 0 and 1), PINGRESP.
 
 /// A packet the broker sent, decoded.
-enum MQTTPacket {
+enum MQTTPacket: Equatable {
     case connack(sessionPresent: Bool, returnCode: UInt8)
     case publish(MQTTMessage)
     case suback(packetID: UInt16, returnCodes: [UInt8])
@@ -39,13 +39,10 @@ struct MQTTFrameDecoder: ByteToMessageDecoder {
             length |= Int(byte & 0x7F) << (7 * lengthBytes)
             lengthBytes += 1
             if byte & 0x80 == 0 { break }
-            if lengthBytes == 4 {
-                throw MQTTSubscriberError.protocolError("a Remaining Length longer than 4 bytes")
-            }
+            if lengthBytes == 4 { throw MQTTDecodingError.remainingLengthTooLong }
         }
         guard length <= maximumRemainingLength else {
-            throw MQTTSubscriberError.protocolError(
-                "a packet of \(length) bytes, more than the \(maximumRemainingLength) accepted")
+            throw MQTTDecodingError.packetTooLarge(remainingLength: length, maximum: maximumRemainingLength)
         }
         guard buffer.readableBytes >= 1 + lengthBytes + length else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: 1 + lengthBytes)
@@ -64,12 +61,12 @@ struct MQTTFrameDecoder: ByteToMessageDecoder {
 
 extension MQTTPacket {
     /// Decodes one packet from its first byte and its `body` (exactly Remaining Length bytes).
-    init(header: UInt8, body: inout ByteBuffer) throws(MQTTSubscriberError) {
+    init(header: UInt8, body: inout ByteBuffer) throws(MQTTDecodingError) {
         let type = header >> 4
         let flags = header & 0x0F
-        func malformed(_ what: String) -> MQTTSubscriberError { .protocolError("a malformed \(what)") }
-        func requireFlags(_ expected: UInt8, _ name: String) throws(MQTTSubscriberError) {
-            guard flags == expected else { throw .protocolError("\(name) with fixed header flags \(flags)") }
+        func malformed(_ what: String) -> MQTTDecodingError { .malformed(what) }
+        func requireFlags(_ expected: UInt8, _ name: String) throws(MQTTDecodingError) {
+            guard flags == expected else { throw .reservedFlags(packet: name, flags: flags) }
         }
         switch type {
         case 2:
@@ -81,8 +78,7 @@ extension MQTTPacket {
         case 3:
             let qos = (flags >> 1) & 3
             guard qos < 2 else {
-                throw qos == 2 ? .protocolError("a QoS 2 PUBLISH (only QoS 0 and 1 are supported)")
-                               : malformed("PUBLISH (QoS 3)")
+                throw qos == 2 ? .qos2Publish : malformed("PUBLISH (QoS 3)")
             }
             guard let topicLength = body.readInteger(as: UInt16.self),
                   let topicBytes = body.readBytes(length: Int(topicLength))
@@ -120,7 +116,35 @@ extension MQTTPacket {
             guard body.readableBytes == 0 else { throw malformed("PINGRESP") }
             self = .pingresp
         default:
-            throw .protocolError("a packet of type \(type), which a broker does not send to a subscriber")
+            throw .unexpectedType(type)
+        }
+    }
+}
+
+/// Why bytes from the broker are not a packet the subscriber reads. The connection fails with it, as
+/// ``MQTTSubscriberError/protocolError(_:)`` and this description.
+enum MQTTDecodingError: Error, Equatable, CustomStringConvertible {
+    /// The Remaining Length's fourth byte has its continuation bit set (MQTT 3.1.1 section 2.2.3 allows four).
+    case remainingLengthTooLong
+    /// A Remaining Length above the decoder's maximum.
+    case packetTooLarge(remainingLength: Int, maximum: Int)
+    /// Fixed header flags other than those the packet type requires (section 2.2.2).
+    case reservedFlags(packet: String, flags: UInt8)
+    /// A body too short, too long, or with a value the packet cannot hold; the string names the packet and part.
+    case malformed(String)
+    /// A QoS 2 PUBLISH: the subscriber subscribes at QoS 1 and does not speak QoS 2's exchange.
+    case qos2Publish
+    /// A packet type a broker does not send to a client (CONNECT, SUBSCRIBE, …, or the reserved 0 and 15).
+    case unexpectedType(UInt8)
+
+    var description: String {
+        switch self {
+        case .remainingLengthTooLong: "a Remaining Length longer than 4 bytes"
+        case .packetTooLarge(let length, let maximum): "a packet of \(length) bytes, more than the \(maximum) accepted"
+        case .reservedFlags(let packet, let flags): "\(packet) with fixed header flags \(flags)"
+        case .malformed(let what): "a malformed \(what)"
+        case .qos2Publish: "a QoS 2 PUBLISH (only QoS 0 and 1 are supported)"
+        case .unexpectedType(let type): "a packet of type \(type), which a broker does not send to a subscriber"
         }
     }
 }

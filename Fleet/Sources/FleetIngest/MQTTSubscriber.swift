@@ -74,6 +74,7 @@ public enum MQTTSubscriberError: Error, Sendable, Equatable, CustomStringConvert
     /// `error` as a reason the connection failed.
     static func from(_ error: any Error) -> MQTTSubscriberError {
         if let error = error as? MQTTSubscriberError { return error }
+        if let error = error as? MQTTDecodingError { return .protocolError(error.description) }
         if let error = error as? ChannelError, error == .ioOnClosedChannel || error == .alreadyClosed {
             return .connectionClosed
         }
