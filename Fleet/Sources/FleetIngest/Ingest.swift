@@ -41,7 +41,7 @@ public struct IngestStatistics: Sendable, Equatable {
     public var stored: Int64 = 0
     /// Fixes already stored (sent again after a lost acknowledgement or a restart), not written twice.
     public var duplicates: Int64 = 0
-    /// Messages refused, by ``FleetRejection/reason``.
+    /// Messages refused, by ``FleetRejection/reason`` (and `malformed_publish` for a PUBLISH that cannot be read).
     public var rejected: [String: Int64] = [:]
     /// Connections the broker accepted.
     public var connections = 0
@@ -54,7 +54,9 @@ public struct IngestStatistics: Sendable, Equatable {
 ///
 /// A message that is not a fix of its topic's vehicle with values that can be true (``FleetMessage/init(payload:topic:)``)
 /// is refused, counted by reason (`fleet_ingest_rejected_total{reason=…}`), logged once per reason, and acknowledged
-/// so that the broker does not send it again; nothing else is lost with it.
+/// so that the broker does not send it again; nothing else is lost with it. So is a PUBLISH the subscriber does not
+/// read (``MQTTRefusal``): one too large to read is skipped unread and counted as `too_large`, as a payload over
+/// ``FleetMessage/maximumPayloadSize`` is; one malformed as `malformed_publish`.
 ///
 /// ```swift
 /// let store = try FixStore(url: "postgresql://fleet@127.0.0.1/fleet", logger: logger)
@@ -153,12 +155,16 @@ public final class Ingest: Sendable {
     private func ingest(_ batch: [MQTTMessage], from subscriber: MQTTSubscriber) async throws {
         var fixes: [FleetMessage] = []
         fixes.reserveCapacity(batch.count)
-        var refused: [FleetRejection] = []
+        var refused: [Refusal] = []
         for message in batch {
+            if let refusal = message.refusal {
+                refused.append(Refusal(refusal, topic: message.topic))
+                continue
+            }
             do {
                 fixes.append(try FleetMessage(payload: message.payload, topic: message.topic))
             } catch {
-                refused.append(error)
+                refused.append(Refusal(error))
             }
         }
         var failures = 0
@@ -175,11 +181,11 @@ public final class Ingest: Sendable {
             }
         }
         subscriber.acknowledge(batch.compactMap(\.packetID))
-        let firstOfReason = shared.withLock { state -> [FleetRejection] in
+        let firstOfReason = shared.withLock { state -> [Refusal] in
             state.statistics.received += Int64(batch.count)
             state.statistics.stored += Int64(written)
             state.statistics.duplicates += Int64(fixes.count - written)
-            var first: [FleetRejection] = []
+            var first: [Refusal] = []
             for rejection in refused {
                 state.statistics.rejected[rejection.reason, default: 0] += 1
                 if state.reasonsLogged.insert(rejection.reason).inserted { first.append(rejection) }
@@ -193,6 +199,25 @@ public final class Ingest: Sendable {
         for rejection in firstOfReason {
             logger.warning("refused a message: \(rejection) (counted as \(rejection.reason); logged once)")
         }
+    }
+}
+
+/// A message refused: its payload (``FleetRejection``) or its packet (``MQTTRefusal``). Counted under `reason`.
+private struct Refusal: CustomStringConvertible {
+    let reason: String
+    let description: String
+
+    init(_ rejection: FleetRejection) {
+        reason = rejection.reason
+        description = rejection.description
+    }
+
+    init(_ refusal: MQTTRefusal, topic: String) {
+        switch refusal {
+        case .tooLarge: reason = FleetRejection.tooLarge.reason
+        case .malformed: reason = "malformed_publish"
+        }
+        description = "\(refusal) on \(topic.isEmpty ? "a topic that cannot be read" : topic)"
     }
 }
 

@@ -18,17 +18,26 @@ enum MQTTPacket: Equatable {
 struct MQTTFrameDecoder: ByteToMessageDecoder {
     typealias InboundOut = MQTTPacket
 
-    /// The largest Remaining Length accepted: a 1 MiB payload with the longest topic and a packet id. A larger one
-    /// is refused before its bytes are buffered.
+    /// The largest Remaining Length read: a 1 MiB payload with the longest topic and a packet id. A larger PUBLISH
+    /// is refused (``MQTTRefusal/tooLarge(remainingLength:)``) and skipped as it comes, never buffered; any other
+    /// packet that large is a protocol error.
     static let maximumRemainingLength = (1 << 20) + 2 + 65_535 + 2
 
     let maximumRemainingLength: Int
+    /// The bytes of a refused PUBLISH still to come, dropped as they arrive.
+    private var bytesToSkip = 0
 
     init(maximumRemainingLength: Int = MQTTFrameDecoder.maximumRemainingLength) {
         self.maximumRemainingLength = maximumRemainingLength
     }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        if bytesToSkip > 0 {
+            let skipped = min(bytesToSkip, buffer.readableBytes)
+            buffer.moveReaderIndex(forwardBy: skipped)
+            bytesToSkip -= skipped
+            return bytesToSkip == 0 ? .continue : .needMoreData
+        }
         guard let header = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) else { return .needMoreData }
         var length = 0
         var lengthBytes = 0
@@ -41,11 +50,27 @@ struct MQTTFrameDecoder: ByteToMessageDecoder {
             if byte & 0x80 == 0 { break }
             if lengthBytes == 4 { throw MQTTDecodingError.remainingLengthTooLong }
         }
+        let fixedHeader = 1 + lengthBytes
         guard length <= maximumRemainingLength else {
-            throw MQTTDecodingError.packetTooLarge(remainingLength: length, maximum: maximumRemainingLength)
+            // A PUBLISH too large: its head (topic, packet id: 65,539 bytes at most) is read, the rest skipped.
+            guard header >> 4 == 3 else {
+                throw MQTTDecodingError.packetTooLarge(remainingLength: length, maximum: maximumRemainingLength)
+            }
+            let available = buffer.getSlice(at: buffer.readerIndex + fixedHeader,
+                                            length: buffer.readableBytes - fixedHeader)!
+            guard let head = MQTTPublishHead(flags: header & 0x0F, body: available, remainingLength: length) else {
+                return .needMoreData
+            }
+            // A malformed head spans the whole body, which may not have come yet.
+            let consumed = min(fixedHeader + head.count, buffer.readableBytes)
+            buffer.moveReaderIndex(forwardBy: consumed)
+            bytesToSkip = fixedHeader + length - consumed
+            let refusal = head.malformation.map(MQTTRefusal.malformed) ?? .tooLarge(remainingLength: length)
+            context.fireChannelRead(Self.wrapInboundOut(.publish(head.refused(refusal))))
+            return .continue
         }
-        guard buffer.readableBytes >= 1 + lengthBytes + length else { return .needMoreData }
-        buffer.moveReaderIndex(forwardBy: 1 + lengthBytes)
+        guard buffer.readableBytes >= fixedHeader + length else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: fixedHeader)
         var body = buffer.readSlice(length: length)!
         let packet = try MQTTPacket(header: header, body: &body)
         context.fireChannelRead(Self.wrapInboundOut(packet))
@@ -76,24 +101,7 @@ extension MQTTPacket {
             else { throw malformed("CONNACK") }
             self = .connack(sessionPresent: acknowledge & 1 == 1, returnCode: returnCode)
         case 3:
-            let qos = (flags >> 1) & 3
-            guard qos < 2 else {
-                throw qos == 2 ? .qos2Publish : malformed("PUBLISH (QoS 3)")
-            }
-            guard let topicLength = body.readInteger(as: UInt16.self),
-                  let topicBytes = body.readBytes(length: Int(topicLength))
-            else { throw malformed("PUBLISH (topic)") }
-            guard let topic = String(validating: topicBytes, as: UTF8.self), !topic.isEmpty else {
-                throw malformed("PUBLISH (topic not UTF-8 or empty)")
-            }
-            var packetID: UInt16?
-            if qos > 0 {
-                guard let id = body.readInteger(as: UInt16.self), id != 0 else { throw malformed("PUBLISH (packet id)") }
-                packetID = id
-            }
-            self = .publish(MQTTMessage(topic: topic, payload: body.readBytes(length: body.readableBytes) ?? [],
-                                        packetID: packetID, qos: qos, isDuplicate: flags & 0x08 != 0,
-                                        isRetained: flags & 0x01 != 0))
+            self = .publish(MQTTMessage(publishFlags: flags, body: &body))
         case 4:
             try requireFlags(0, "PUBACK")
             guard body.readableBytes == 2, let id = body.readInteger(as: UInt16.self) else { throw malformed("PUBACK") }
@@ -121,8 +129,9 @@ extension MQTTPacket {
     }
 }
 
-/// Why bytes from the broker are not a packet the subscriber reads. The connection fails with it, as
-/// ``MQTTSubscriberError/protocolError(_:)`` and this description.
+/// Why bytes from the broker are not a packet the subscriber reads: the stream cannot be read on, and the
+/// connection fails with it, as ``MQTTSubscriberError/protocolError(_:)`` and this description. (A PUBLISH that
+/// cannot be read but whose length is sound is no error: it is delivered refused, ``MQTTRefusal``.)
 enum MQTTDecodingError: Error, Equatable, CustomStringConvertible {
     /// The Remaining Length's fourth byte has its continuation bit set (MQTT 3.1.1 section 2.2.3 allows four).
     case remainingLengthTooLong
@@ -132,8 +141,6 @@ enum MQTTDecodingError: Error, Equatable, CustomStringConvertible {
     case reservedFlags(packet: String, flags: UInt8)
     /// A body too short, too long, or with a value the packet cannot hold; the string names the packet and part.
     case malformed(String)
-    /// A QoS 2 PUBLISH: the subscriber subscribes at QoS 1 and does not speak QoS 2's exchange.
-    case qos2Publish
     /// A packet type a broker does not send to a client (CONNECT, SUBSCRIBE, …, or the reserved 0 and 15).
     case unexpectedType(UInt8)
 
@@ -143,7 +150,6 @@ enum MQTTDecodingError: Error, Equatable, CustomStringConvertible {
         case .packetTooLarge(let length, let maximum): "a packet of \(length) bytes, more than the \(maximum) accepted"
         case .reservedFlags(let packet, let flags): "\(packet) with fixed header flags \(flags)"
         case .malformed(let what): "a malformed \(what)"
-        case .qos2Publish: "a QoS 2 PUBLISH (only QoS 0 and 1 are supported)"
         case .unexpectedType(let type): "a packet of type \(type), which a broker does not send to a subscriber"
         }
     }

@@ -2,37 +2,6 @@ public import NIOCore
 public import NIOPosix
 import NIOSSL
 
-/// A message the broker delivered: one PUBLISH packet.
-public struct MQTTMessage: Sendable, Equatable {
-    /// The topic it was published to (never a wildcard).
-    public let topic: String
-    /// Its payload, as sent.
-    public let payload: [UInt8]
-    /// Its packet id, to ``MQTTSubscriber/acknowledge(_:)``; nil at QoS 0.
-    public let packetID: UInt16?
-    /// The QoS it was delivered at: 0 or 1.
-    public let qos: UInt8
-    /// Whether the broker sent it before (the DUP flag): a message not acknowledged before a reconnect.
-    public let isDuplicate: Bool
-    /// Whether it is the topic's retained message, sent because of a new subscription.
-    public let isRetained: Bool
-
-    /// A message as a PUBLISH packet carries it.
-    ///
-    /// ```swift
-    /// let message = MQTTMessage(topic: "fleet/r1/fix", payload: Array("{}".utf8), packetID: 7, qos: 1,
-    ///                           isDuplicate: false, isRetained: false)
-    /// ```
-    public init(topic: String, payload: [UInt8], packetID: UInt16?, qos: UInt8, isDuplicate: Bool, isRetained: Bool) {
-        self.topic = topic
-        self.payload = payload
-        self.packetID = packetID
-        self.qos = qos
-        self.isDuplicate = isDuplicate
-        self.isRetained = isRetained
-    }
-}
-
 /// Why ``MQTTSubscriber`` could not connect, subscribe, or go on.
 public enum MQTTSubscriberError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The broker refused the connection with this CONNACK return code (1 to 5, MQTT 3.1.1 section 3.2.2.3).

@@ -100,6 +100,27 @@ struct MQTTSubscriberTests {
         }
     }
 
+    @Test("a 2 MB QoS 1 PUBLISH comes unread, with its packet id to acknowledge; the next message follows on the same connection")
+    func oversizedPublish() async throws {
+        try await withBroker { broker in
+            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port,
+                                                              clientID: "ingest-oversized", cleanSession: true)
+            try await subscriber.subscribe("fleet/+/fix", qos: 1)
+            var messages = subscriber.messages.makeAsyncIterator()
+            try FleetFaultTests.publish(port: broker.port, topic: "fleet/big/fix",
+                                        bytes: [UInt8](repeating: UInt8(ascii: "x"), count: 2_000_000))
+            try await publish(["valid"], port: broker.port)
+            let refused = try #require(try await messages.next())
+            #expect(refused.topic == "fleet/big/fix" && refused.payload.isEmpty && refused.packetID != nil)
+            #expect(refused.refusal == .tooLarge(remainingLength: 2_000_017))
+            subscriber.acknowledge(refused.packetID.map { [$0] } ?? [])
+            let valid = try #require(try await messages.next())
+            #expect(valid.text == "valid")
+            subscriber.acknowledge(valid.packetID.map { [$0] } ?? [])
+            await subscriber.disconnect()
+        }
+    }
+
     @Test("a wrong password is refused with the return code Mosquitto sends; the right one connects")
     func wrongPassword() async throws {
         try await withBroker(users: ["ingest": "secret"]) { broker in
@@ -203,8 +224,9 @@ struct MQTTSubscriberTests {
 
     @Test("malformed packets before CONNACK: a protocol error, no crash", arguments: [
         ([0x30, 0x80, 0x80, 0x80, 0x80, 0x01], "Remaining Length longer than 4 bytes"),
-        ([0x30, 0xFF, 0xFF, 0xFF, 0x7F], "more than"),
+        ([0x90, 0xFF, 0xFF, 0xFF, 0x7F], "more than"),
         ([0x20, 0x03, 0x00, 0x00, 0x00], "malformed CONNACK"),
+        ([0x30, 0x03, 0x00, 0x01, 0x61], "PUBLISH before CONNACK"),
         ([0x90, 0x03, 0x00, 0x01, 0x01], "SUBACK before CONNACK"),
     ] as [([UInt8], String)])
     func malformedBeforeConnack(bytes: [UInt8], expected: String) async throws {
@@ -219,11 +241,11 @@ struct MQTTSubscriberTests {
         }
     }
 
-    @Test("a malformed packet after CONNACK: the messages stream ends with a protocol error", arguments: [
-        ([0x30, 0x03, 0x00, 0x10, 0x61], "malformed PUBLISH (topic)"),  // topic longer than the packet
-        ([0x34, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01], "QoS 2"),
-        ([0x32, 0x05, 0x00, 0x01, 0x61, 0x00, 0x00], "packet id"),  // QoS 1 with packet id 0
+    @Test("a packet after CONNACK that makes the stream unreadable: the messages stream ends with a protocol error",
+          arguments: [
         ([0x30, 0x80, 0x80, 0x80, 0x80, 0x01], "Remaining Length longer than 4 bytes"),
+        ([0x90, 0xFF, 0xFF, 0xFF, 0x7F], "more than"),  // a SUBACK of 256 MB
+        ([0x92, 0x03, 0x00, 0x01, 0x01], "SUBACK with fixed header flags 2"),
     ] as [([UInt8], String)])
     func malformedAfterConnack(bytes: [UInt8], expected: String) async throws {
         // A good CONNACK, a good QoS 0 PUBLISH to `t` ("ok"), then the malformed packet.
@@ -240,6 +262,28 @@ struct MQTTSubscriberTests {
                 guard case .protocolError(let what) = error else { Issue.record("\(error)"); return }
                 #expect(what.contains(expected))
             }
+        }
+    }
+
+    @Test("a PUBLISH malformed within a sound length comes refused, with its packet id if it has one; the stream goes on",
+          arguments: [
+        ([0x30, 0x03, 0x00, 0x10, 0x61], nil, "PUBLISH (topic)"),  // topic longer than the packet
+        ([0x34, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01], nil, "QoS 2"),
+        ([0x32, 0x05, 0x00, 0x01, 0x61, 0x00, 0x00], nil, "packet id"),  // QoS 1 with packet id 0
+        ([0x32, 0x05, 0x00, 0x01, 0xFF, 0x00, 0x07], 7, "not UTF-8"),
+    ] as [([UInt8], UInt16?, String)])
+    func malformedPublishAfterConnack(bytes: [UInt8], packetID: UInt16?, expected: String) async throws {
+        // A good CONNACK, the malformed PUBLISH, then a good QoS 0 PUBLISH to `t` ("ok").
+        let connack: [UInt8] = [0x20, 0x02, 0x00, 0x00], good: [UInt8] = [0x30, 0x05, 0x00, 0x01, 0x74, 0x6F, 0x6B]
+        try await withFakePeer(sending: connack + bytes + good) { port in
+            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest")
+            var messages = subscriber.messages.makeAsyncIterator()
+            let refused = try #require(try await messages.next())
+            guard case .malformed(let what) = refused.refusal else { Issue.record("\(refused)"); return }
+            #expect(what.contains(expected) && refused.packetID == packetID && refused.payload.isEmpty)
+            let next = try #require(try await messages.next())
+            #expect(next.topic == "t" && next.text == "ok" && next.refusal == nil)
+            await subscriber.disconnect()
         }
     }
 
