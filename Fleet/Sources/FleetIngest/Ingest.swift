@@ -20,8 +20,14 @@ public struct IngestConfiguration: Sendable {
     public var batchSize = 1000
     /// MQTT keepalive.
     public var keepAlive: Duration = .seconds(30)
-    /// When to try again after the broker or the database failed: 0.5 s doubling to 30 s, ±50 %, for ever.
+    /// When to try again after the broker or the database failed: 0.5 s doubling to 30 s, ±50 %, for ever. The
+    /// broker's delay starts over only once a connection proves good: a fix it brought is committed, or it held for
+    /// ``provenAfter``. A broker that accepts the subscription and then drops the connection at once is retried
+    /// ever more slowly.
     public var reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(30), jitter: 0.5)
+
+    /// How long a connection must hold to prove good when it brings no fix (an idle fleet).
+    public var provenAfter: Duration = .seconds(10)
 
     public init(broker: BrokerAddress) {
         self.broker = broker
@@ -107,16 +113,22 @@ public final class Ingest: Sendable {
             }
         }
         failures = 0
+        let clock = ContinuousClock()
         while true {
             try Task.checkCancellation()
+            let start = clock.now
+            var provenGood = false
             do {
-                try await session { failures = 0 }
+                try await session { provenGood = true }
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
                 try Task.checkCancellation()
                 logger.warning("broker \(configuration.broker): \(error)")
             }
+            // A SUBACK proves nothing: a broker may drop every connection right after it (a message it cannot
+            // deliver, another client with the same id).
+            if provenGood || clock.now - start >= configuration.provenAfter { failures = 0 }
             failures += 1
             try await Task.sleep(for: delay(afterFailures: failures))
         }
@@ -126,8 +138,8 @@ public final class Ingest: Sendable {
         configuration.reconnectPolicy.delay(afterFailures: failures, unit: Double.random(in: 0..<1))
     }
 
-    /// One connection to the broker, until it ends.
-    private func session(connected: () -> Void) async throws {
+    /// One connection to the broker, until it ends; `provenGood` is called when a fix it brought is committed.
+    private func session(provenGood: () -> Void) async throws {
         let subscriber = try await MQTTSubscriber.connect(
             host: configuration.broker.host, port: configuration.broker.port, clientID: configuration.clientID,
             cleanSession: false, username: configuration.broker.username, password: configuration.broker.password,
@@ -137,11 +149,10 @@ public final class Ingest: Sendable {
             guard granted == 1 else {
                 throw IngestError.subscriptionRefused("\(configuration.topicFilter) granted QoS \(granted), not 1")
             }
-            connected()
             shared.withLock { $0.statistics.connections += 1 }
             logger.info("subscribed to \(configuration.topicFilter) on \(configuration.broker)")
             for try await batch in subscriber.batches(maximumCount: configuration.batchSize) {
-                try await ingest(batch, from: subscriber)
+                if try await ingest(batch, from: subscriber) > 0 { provenGood() }
             }
             throw IngestError.connectionEnded
         } catch {
@@ -152,7 +163,8 @@ public final class Ingest: Sendable {
 
     /// Validates, stores and then acknowledges one batch. The database is retried until it takes the batch: the
     /// messages stay unacknowledged meanwhile, and the broker sends no more than its in-flight window.
-    private func ingest(_ batch: [MQTTMessage], from subscriber: MQTTSubscriber) async throws {
+    /// - Returns: How many fixes were committed (stored, or found already stored).
+    private func ingest(_ batch: [MQTTMessage], from subscriber: MQTTSubscriber) async throws -> Int {
         var fixes: [FleetMessage] = []
         fixes.reserveCapacity(batch.count)
         var refused: [Refusal] = []
@@ -199,6 +211,7 @@ public final class Ingest: Sendable {
         for rejection in firstOfReason {
             logger.warning("refused a message: \(rejection) (counted as \(rejection.reason); logged once)")
         }
+        return fixes.count
     }
 }
 
