@@ -1,10 +1,10 @@
-import NIOCore
+package import NIOCore
 
 // MQTT 3.1.1 (OASIS Standard, 29 October 2014) as the ingest speaks it: the client's end of CONNECT, SUBSCRIBE,
 // PUBACK, PINGREQ and DISCONNECT, and the broker's CONNACK, SUBACK, PUBLISH (QoS 0 and 1), PINGRESP.
 
 /// A packet the broker sent, decoded.
-enum MQTTPacket: Equatable {
+package enum MQTTPacket: Equatable, Sendable {
     case connack(sessionPresent: Bool, returnCode: UInt8)
     case publish(MQTTMessage)
     case suback(packetID: UInt16, returnCodes: [UInt8])
@@ -15,23 +15,23 @@ enum MQTTPacket: Equatable {
 
 /// Splits the byte stream into MQTT control packets: a fixed header (type and flags, then the Remaining Length in
 /// one to four bytes of seven bits each, least significant first) and that many bytes (MQTT 3.1.1 section 2.2).
-struct MQTTFrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = MQTTPacket
+package struct MQTTFrameDecoder: ByteToMessageDecoder {
+    package typealias InboundOut = MQTTPacket
 
     /// The largest Remaining Length read: a 1 MiB payload with the longest topic and a packet id. A larger PUBLISH
     /// is refused (``MQTTRefusal/tooLarge(remainingLength:)``) and skipped as it comes, never buffered; any other
     /// packet that large is a protocol error.
-    static let maximumRemainingLength = (1 << 20) + 2 + 65_535 + 2
+    package static let maximumRemainingLength = (1 << 20) + 2 + 65_535 + 2
 
-    let maximumRemainingLength: Int
+    package let maximumRemainingLength: Int
     /// The bytes of a refused PUBLISH still to come, dropped as they arrive.
     private var bytesToSkip = 0
 
-    init(maximumRemainingLength: Int = MQTTFrameDecoder.maximumRemainingLength) {
+    package init(maximumRemainingLength: Int = MQTTFrameDecoder.maximumRemainingLength) {
         self.maximumRemainingLength = maximumRemainingLength
     }
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         if bytesToSkip > 0 {
             let skipped = min(bytesToSkip, buffer.readableBytes)
             buffer.moveReaderIndex(forwardBy: skipped)
@@ -77,7 +77,7 @@ struct MQTTFrameDecoder: ByteToMessageDecoder {
         return .continue
     }
 
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer,
+    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer,
                              seenEOF: Bool) throws -> DecodingState {
         while try decode(context: context, buffer: &buffer) == .continue {}
         return .needMoreData
@@ -132,7 +132,7 @@ extension MQTTPacket {
 /// Why bytes from the broker are not a packet the subscriber reads: the stream cannot be read on, and the
 /// connection fails with it, as ``MQTTSubscriberError/protocolError(_:)`` and this description. (A PUBLISH that
 /// cannot be read but whose length is sound is no error: it is delivered refused, ``MQTTRefusal``.)
-enum MQTTDecodingError: Error, Equatable, CustomStringConvertible {
+package enum MQTTDecodingError: Error, Equatable, CustomStringConvertible {
     /// The Remaining Length's fourth byte has its continuation bit set (MQTT 3.1.1 section 2.2.3 allows four).
     case remainingLengthTooLong
     /// A Remaining Length above the decoder's maximum.
@@ -144,7 +144,7 @@ enum MQTTDecodingError: Error, Equatable, CustomStringConvertible {
     /// A packet type a broker does not send to a client (CONNECT, SUBSCRIBE, …, or the reserved 0 and 15).
     case unexpectedType(UInt8)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .remainingLengthTooLong: "a Remaining Length longer than 4 bytes"
         case .packetTooLarge(let length, let maximum): "a packet of \(length) bytes, more than the \(maximum) accepted"
