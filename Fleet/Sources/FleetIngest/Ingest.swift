@@ -143,7 +143,8 @@ public final class Ingest: Sendable {
         let subscriber = try await MQTTSubscriber.connect(
             host: configuration.broker.host, port: configuration.broker.port, clientID: configuration.clientID,
             cleanSession: false, username: configuration.broker.username, password: configuration.broker.password,
-            caFile: configuration.tlsCAFile, keepAlive: UInt16(clamping: configuration.keepAlive.components.seconds))
+            caFile: configuration.tlsCAFile, keepAlive: UInt16(clamping: configuration.keepAlive.components.seconds),
+            maximumBatchSize: configuration.batchSize)
         do {
             let granted = try await subscriber.subscribe(configuration.topicFilter, qos: 1)
             guard granted == 1 else {
@@ -151,8 +152,10 @@ public final class Ingest: Sendable {
             }
             shared.withLock { $0.statistics.connections += 1 }
             logger.info("subscribed to \(configuration.topicFilter) on \(configuration.broker)")
-            for try await batch in subscriber.batches(maximumCount: configuration.batchSize) {
-                if try await ingest(batch, from: subscriber) > 0 { provenGood() }
+            try await subscriber.receive { inbound in
+                for try await batch in inbound.batches {
+                    if try await ingest(batch, from: inbound) > 0 { provenGood() }
+                }
             }
             throw IngestError.connectionEnded
         } catch {
@@ -162,9 +165,9 @@ public final class Ingest: Sendable {
     }
 
     /// Validates, stores and then acknowledges one batch. The database is retried until it takes the batch: the
-    /// messages stay unacknowledged meanwhile, and the broker sends no more than its in-flight window.
+    /// messages stay unacknowledged meanwhile, and the connection reads no more than a batch ahead.
     /// - Returns: How many fixes were committed (stored, or found already stored).
-    private func ingest(_ batch: [MQTTMessage], from subscriber: MQTTSubscriber) async throws -> Int {
+    private func ingest(_ batch: [MQTTMessage], from inbound: MQTTInbound) async throws -> Int {
         var fixes: [FleetMessage] = []
         fixes.reserveCapacity(batch.count)
         var refused: [Refusal] = []
@@ -192,7 +195,7 @@ public final class Ingest: Sendable {
                 try await Task.sleep(for: delay(afterFailures: failures))
             }
         }
-        subscriber.acknowledge(batch.compactMap(\.packetID))
+        await inbound.acknowledge(batch.compactMap(\.packetID))
         let firstOfReason = shared.withLock { state -> [Refusal] in
             state.statistics.received += Int64(batch.count)
             state.statistics.stored += Int64(written)
