@@ -119,6 +119,21 @@ let package = Package(
             name: "FleetTestSupport",
             dependencies: [.product(name: "Subprocess", package: "swift-subprocess")]
         ),
+        // MARK: Fuzzing (Scripts/fleet-fuzz)
+
+        // What each fleet fuzz target checks of one input; the fuzz targets below and FleetFuzzCheckTests run it.
+        .target(
+            name: "FleetFuzzChecks",
+            dependencies: [
+                "FleetCore", "FleetIngest",
+                .product(name: "GPSDLocation", package: "GPSDLocation"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            path: "Fuzz/Checks"
+        ),
+        // Every input of Fuzz/Corpus and Fuzz/FailCases through its fuzz target's check, in a child process.
+        .testTarget(name: "FleetFuzzCheckTests", dependencies: ["FleetFuzzChecks"]),
         .testTarget(
             name: "FleetTests",
             dependencies: [
@@ -129,10 +144,21 @@ let package = Package(
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 // A queue file of an older layout, written as that layout's uplink wrote it.
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
     ]
 )
+
+// libFuzzer's targets (Scripts/fleet-fuzz builds them with -sanitize=fuzzer,address): they join the package only
+// then, since without libFuzzer they have no main.
+if Context.environment["GPSDFLEET_FUZZ"] != nil {
+    for name in ["FuzzFleetMQTT", "FuzzFleetMessage", "FuzzFleetBroker"] {
+        package.targets.append(.executableTarget(name: name, dependencies: ["FleetFuzzChecks"], path: "Fuzz/Targets/\(name)"))
+    }
+}
 
 for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []

@@ -34,18 +34,19 @@ public struct BrokerAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads `mqtt://[user[:password]@]host[:port]` or `mqtts://…`; throws ``BrokerAddressError`` naming what is wrong.
     public init(parsing text: String) throws(BrokerAddressError) {
+        // Split on Unicode scalars, not Characters: a prepended mark (U+0600…) and the `:` after it are one Character.
         let usesTLS: Bool
-        var rest: Substring
-        if text.hasPrefix("mqtt://") {
+        var rest = Substring(text).unicodeScalars
+        if rest.starts(with: "mqtt://".unicodeScalars) {
             usesTLS = false
-            rest = text.dropFirst("mqtt://".count)
-        } else if text.hasPrefix("mqtts://") {
+            rest = rest.dropFirst("mqtt://".unicodeScalars.count)
+        } else if rest.starts(with: "mqtts://".unicodeScalars) {
             usesTLS = true
-            rest = text.dropFirst("mqtts://".count)
+            rest = rest.dropFirst("mqtts://".unicodeScalars.count)
         } else {
             throw BrokerAddressError(text, "it must start with mqtt:// or mqtts://")
         }
-        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        if rest.last == "/" { rest = rest.dropLast() }
         guard !rest.contains("/"), !rest.contains("?"), !rest.contains("#") else {
             throw BrokerAddressError(text, "a broker address has no path or query")
         }
@@ -65,12 +66,12 @@ public struct BrokerAddress: Sendable, Hashable, CustomStringConvertible {
                 password = secret
             }
         }
-        var host: Substring, portText: Substring?
-        if rest.hasPrefix("[") {
+        var host: Substring.UnicodeScalarView, portText: Substring.UnicodeScalarView?
+        if rest.first == "[" {
             guard let close = rest.firstIndex(of: "]") else { throw BrokerAddressError(text, "an IPv6 address lacks its ]") }
             host = rest[rest.index(after: rest.startIndex)..<close]
             let after = rest[rest.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
+            if after.first == ":" { portText = after.dropFirst() } else if !after.isEmpty {
                 throw BrokerAddressError(text, "unexpected text after the address")
             }
         } else {
@@ -81,25 +82,43 @@ public struct BrokerAddress: Sendable, Hashable, CustomStringConvertible {
         guard !host.isEmpty else { throw BrokerAddressError(text, "there is no host") }
         var port: UInt16?
         if let portText {
-            guard let number = UInt16(portText), number > 0 else {
+            guard let number = UInt16(String(Substring(portText))), number > 0 else {
                 throw BrokerAddressError(text, "the port must be a number from 1 to 65535")
             }
             port = number
         }
-        self.init(host: String(host), port: port, usesTLS: usesTLS, username: username, password: password)
+        self.init(host: String(Substring(host)), port: port, usesTLS: usesTLS, username: username, password: password)
     }
 
-    /// The address with the password masked: safe for logs.
+    /// The address with the password masked: safe for logs. It reads back (``init(parsing:)``) as the same address
+    /// with the password `***`: the user name is percent-encoded but for letters, digits and `-._~@` (the last `@`
+    /// ends it), and a host with a `:` or a leading `[` is written in brackets.
     public var description: String {
         var text = usesTLS ? "mqtts://" : "mqtt://"
-        if let username { text += username + (password == nil ? "" : ":***") + "@" }
-        text += host.contains(":") ? "[\(host)]" : host
+        if let username { text += Self.percentEncoded(username) + (password == nil ? "" : ":***") + "@" }
+        text += host.unicodeScalars.contains(":") || host.unicodeScalars.first == "[" ? "[\(host)]" : host
         return text + ":\(port)"
     }
 
-    private static func percentDecoded(_ text: Substring) -> String? {
+    private static func percentEncoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: "~"), UInt8(ascii: "@"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                encoded.unicodeScalars.append(contentsOf: ["%", hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+            }
+        }
+        return encoded
+    }
+
+    private static func percentDecoded(_ text: Substring.UnicodeScalarView) -> String? {
         var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
+        var iterator = Substring(text).utf8.makeIterator()
         while let byte = iterator.next() {
             guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
             guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {

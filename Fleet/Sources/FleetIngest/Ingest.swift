@@ -20,8 +20,14 @@ public struct IngestConfiguration: Sendable {
     public var batchSize = 1000
     /// MQTT keepalive.
     public var keepAlive: Duration = .seconds(30)
-    /// When to try again after the broker or the database failed: 0.5 s doubling to 30 s, ±50 %, for ever.
+    /// When to try again after the broker or the database failed: 0.5 s doubling to 30 s, ±50 %, for ever. The
+    /// broker's delay starts over only once a connection proves good: a fix it brought is committed, or it held for
+    /// ``provenAfter``. A broker that accepts the subscription and then drops the connection at once is retried
+    /// ever more slowly.
     public var reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(30), jitter: 0.5)
+
+    /// How long a connection must hold to prove good when it brings no fix (an idle fleet).
+    public var provenAfter: Duration = .seconds(10)
 
     public init(broker: BrokerAddress) {
         self.broker = broker
@@ -41,7 +47,7 @@ public struct IngestStatistics: Sendable, Equatable {
     public var stored: Int64 = 0
     /// Fixes already stored (sent again after a lost acknowledgement or a restart), not written twice.
     public var duplicates: Int64 = 0
-    /// Messages refused, by ``FleetRejection/reason``.
+    /// Messages refused, by ``FleetRejection/reason`` (and `malformed_publish` for a PUBLISH that cannot be read).
     public var rejected: [String: Int64] = [:]
     /// Connections the broker accepted.
     public var connections = 0
@@ -58,7 +64,9 @@ public struct IngestStatistics: Sendable, Equatable {
 ///
 /// A message that is not a fix of its topic's vehicle with values that can be true (``FleetMessage/init(payload:topic:)``)
 /// is refused, counted by reason (`fleet_ingest_rejected_total{reason=…}`), logged once per reason, and acknowledged
-/// so that the broker does not send it again; nothing else is lost with it.
+/// so that the broker does not send it again; nothing else is lost with it. So is a PUBLISH the subscriber does not
+/// read (``MQTTRefusal``): one too large to read is skipped unread and counted as `too_large`, as a payload over
+/// ``FleetMessage/maximumPayloadSize`` is; one malformed as `malformed_publish`.
 ///
 /// ```swift
 /// let store = try FixStore(url: "postgresql://fleet@127.0.0.1/fleet", logger: logger)
@@ -110,16 +118,22 @@ public final class Ingest: Sendable {
             }
         }
         failures = 0
+        let clock = ContinuousClock()
         while true {
             try Task.checkCancellation()
+            let start = clock.now
+            var provenGood = false
             do {
-                try await session { failures = 0 }
+                try await session { provenGood = true }
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
                 try Task.checkCancellation()
                 logger.warning("broker \(configuration.broker): \(error)")
             }
+            // A SUBACK proves nothing: a broker may drop every connection right after it (a message it cannot
+            // deliver, another client with the same id).
+            if provenGood || clock.now - start >= configuration.provenAfter { failures = 0 }
             failures += 1
             try await Task.sleep(for: delay(afterFailures: failures))
         }
@@ -129,22 +143,24 @@ public final class Ingest: Sendable {
         configuration.reconnectPolicy.delay(afterFailures: failures, unit: Double.random(in: 0..<1))
     }
 
-    /// One connection to the broker, until it ends.
-    private func session(connected: () -> Void) async throws {
+    /// One connection to the broker, until it ends; `provenGood` is called when a fix it brought is committed.
+    private func session(provenGood: () -> Void) async throws {
         let subscriber = try await MQTTSubscriber.connect(
             host: configuration.broker.host, port: configuration.broker.port, clientID: configuration.clientID,
             cleanSession: false, username: configuration.broker.username, password: configuration.broker.password,
-            caFile: configuration.tlsCAFile, keepAlive: UInt16(clamping: configuration.keepAlive.components.seconds))
+            caFile: configuration.tlsCAFile, keepAlive: UInt16(clamping: configuration.keepAlive.components.seconds),
+            maximumBatchSize: configuration.batchSize)
         do {
             let granted = try await subscriber.subscribe(configuration.topicFilter, qos: 1)
             guard granted == 1 else {
                 throw IngestError.subscriptionRefused("\(configuration.topicFilter) granted QoS \(granted), not 1")
             }
-            connected()
             shared.withLock { $0.statistics.connections += 1 }
             logger.info("subscribed to \(configuration.topicFilter) on \(configuration.broker)")
-            for try await batch in subscriber.batches(maximumCount: configuration.batchSize) {
-                try await ingest(batch, from: subscriber)
+            try await subscriber.receive { inbound in
+                for try await batch in inbound.batches {
+                    if try await ingest(batch, from: inbound) > 0 { provenGood() }
+                }
             }
             throw IngestError.connectionEnded
         } catch {
@@ -154,16 +170,21 @@ public final class Ingest: Sendable {
     }
 
     /// Validates, stores and then acknowledges one batch. The database is retried until it takes the batch: the
-    /// messages stay unacknowledged meanwhile, and the broker sends no more than its in-flight window.
-    private func ingest(_ batch: [MQTTMessage], from subscriber: MQTTSubscriber) async throws {
+    /// messages stay unacknowledged meanwhile, and the connection reads no more than a batch ahead.
+    /// - Returns: How many fixes were committed (stored, or found already stored).
+    private func ingest(_ batch: [MQTTMessage], from inbound: MQTTInbound) async throws -> Int {
         var fixes: [FleetMessage] = []
         fixes.reserveCapacity(batch.count)
-        var refused: [FleetRejection] = []
+        var refused: [Refusal] = []
         for message in batch {
+            if let refusal = message.refusal {
+                refused.append(Refusal(refusal, topic: message.topic))
+                continue
+            }
             do {
                 fixes.append(try FleetMessage(payload: message.payload, topic: message.topic))
             } catch {
-                refused.append(error)
+                refused.append(Refusal(error))
             }
         }
         var failures = 0
@@ -179,15 +200,15 @@ public final class Ingest: Sendable {
                 try await Task.sleep(for: delay(afterFailures: failures))
             }
         }
-        subscriber.acknowledge(batch.compactMap(\.packetID))
+        await inbound.acknowledge(batch.compactMap(\.packetID))
         let now = ContinuousClock.now
-        let (firstOfReason, notices) = shared.withLock { state -> ([FleetRejection], [VehicleQueues.Notice]) in
+        let (firstOfReason, notices) = shared.withLock { state -> ([Refusal], [VehicleQueues.Notice]) in
             let notices = fixes.compactMap { state.queues.saw($0.vehicle, queue: $0.queue?.rawValue ?? "", now: now) }
             for case .twoUplinks in notices { state.statistics.concurrentQueues += 1 }
             state.statistics.received += Int64(batch.count)
             state.statistics.stored += Int64(written)
             state.statistics.duplicates += Int64(fixes.count - written)
-            var first: [FleetRejection] = []
+            var first: [Refusal] = []
             for rejection in refused {
                 state.statistics.rejected[rejection.reason, default: 0] += 1
                 if state.reasonsLogged.insert(rejection.reason).inserted { first.append(rejection) }
@@ -202,6 +223,7 @@ public final class Ingest: Sendable {
             logger.warning("refused a message: \(rejection) (counted as \(rejection.reason); logged once)")
         }
         for notice in notices { tell(notice) }
+        return fixes.count
     }
 
     private func tell(_ notice: VehicleQueues.Notice) {
@@ -218,6 +240,25 @@ public final class Ingest: Sendable {
                 its numbers start again, stored beside the old ones
                 """)
         }
+    }
+}
+
+/// A message refused: its payload (``FleetRejection``) or its packet (``MQTTRefusal``). Counted under `reason`.
+private struct Refusal: CustomStringConvertible {
+    let reason: String
+    let description: String
+
+    init(_ rejection: FleetRejection) {
+        reason = rejection.reason
+        description = rejection.description
+    }
+
+    init(_ refusal: MQTTRefusal, topic: String) {
+        switch refusal {
+        case .tooLarge: reason = FleetRejection.tooLarge.reason
+        case .malformed: reason = "malformed_publish"
+        }
+        description = "\(refusal) on \(topic.isEmpty ? "a topic that cannot be read" : topic)"
     }
 }
 

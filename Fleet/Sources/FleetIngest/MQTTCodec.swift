@@ -1,10 +1,10 @@
-import NIOCore
+package import NIOCore
 
 // MQTT 3.1.1 (OASIS Standard, 29 October 2014) as the ingest speaks it: the client's end of CONNECT, SUBSCRIBE,
 // PUBACK, PINGREQ and DISCONNECT, and the broker's CONNACK, SUBACK, PUBLISH (QoS 0 and 1), PINGRESP.
 
 /// A packet the broker sent, decoded.
-enum MQTTPacket {
+package enum MQTTPacket: Equatable, Sendable {
     case connack(sessionPresent: Bool, returnCode: UInt8)
     case publish(MQTTMessage)
     case suback(packetID: UInt16, returnCodes: [UInt8])
@@ -15,20 +15,29 @@ enum MQTTPacket {
 
 /// Splits the byte stream into MQTT control packets: a fixed header (type and flags, then the Remaining Length in
 /// one to four bytes of seven bits each, least significant first) and that many bytes (MQTT 3.1.1 section 2.2).
-struct MQTTFrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = MQTTPacket
+package struct MQTTFrameDecoder: ByteToMessageDecoder {
+    package typealias InboundOut = MQTTPacket
 
-    /// The largest Remaining Length accepted: a 1 MiB payload with the longest topic and a packet id. A larger one
-    /// is refused before its bytes are buffered.
-    static let maximumRemainingLength = (1 << 20) + 2 + 65_535 + 2
+    /// The largest Remaining Length read: a 1 MiB payload with the longest topic and a packet id. A larger PUBLISH
+    /// is refused (``MQTTRefusal/tooLarge(remainingLength:)``) and skipped as it comes, never buffered; any other
+    /// packet that large is a protocol error.
+    package static let maximumRemainingLength = (1 << 20) + 2 + 65_535 + 2
 
-    let maximumRemainingLength: Int
+    package let maximumRemainingLength: Int
+    /// The bytes of a refused PUBLISH still to come, dropped as they arrive.
+    private var bytesToSkip = 0
 
-    init(maximumRemainingLength: Int = MQTTFrameDecoder.maximumRemainingLength) {
+    package init(maximumRemainingLength: Int = MQTTFrameDecoder.maximumRemainingLength) {
         self.maximumRemainingLength = maximumRemainingLength
     }
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        if bytesToSkip > 0 {
+            let skipped = min(bytesToSkip, buffer.readableBytes)
+            buffer.moveReaderIndex(forwardBy: skipped)
+            bytesToSkip -= skipped
+            return bytesToSkip == 0 ? .continue : .needMoreData
+        }
         guard let header = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) else { return .needMoreData }
         var length = 0
         var lengthBytes = 0
@@ -39,23 +48,36 @@ struct MQTTFrameDecoder: ByteToMessageDecoder {
             length |= Int(byte & 0x7F) << (7 * lengthBytes)
             lengthBytes += 1
             if byte & 0x80 == 0 { break }
-            if lengthBytes == 4 {
-                throw MQTTSubscriberError.protocolError("a Remaining Length longer than 4 bytes")
-            }
+            if lengthBytes == 4 { throw MQTTDecodingError.remainingLengthTooLong }
         }
+        let fixedHeader = 1 + lengthBytes
         guard length <= maximumRemainingLength else {
-            throw MQTTSubscriberError.protocolError(
-                "a packet of \(length) bytes, more than the \(maximumRemainingLength) accepted")
+            // A PUBLISH too large: its head (topic, packet id: 65,539 bytes at most) is read, the rest skipped.
+            guard header >> 4 == 3 else {
+                throw MQTTDecodingError.packetTooLarge(remainingLength: length, maximum: maximumRemainingLength)
+            }
+            let available = buffer.getSlice(at: buffer.readerIndex + fixedHeader,
+                                            length: buffer.readableBytes - fixedHeader)!
+            guard let head = MQTTPublishHead(flags: header & 0x0F, body: available, remainingLength: length) else {
+                return .needMoreData
+            }
+            // A malformed head spans the whole body, which may not have come yet.
+            let consumed = min(fixedHeader + head.count, buffer.readableBytes)
+            buffer.moveReaderIndex(forwardBy: consumed)
+            bytesToSkip = fixedHeader + length - consumed
+            let refusal = head.malformation.map(MQTTRefusal.malformed) ?? .tooLarge(remainingLength: length)
+            context.fireChannelRead(Self.wrapInboundOut(.publish(head.refused(refusal))))
+            return .continue
         }
-        guard buffer.readableBytes >= 1 + lengthBytes + length else { return .needMoreData }
-        buffer.moveReaderIndex(forwardBy: 1 + lengthBytes)
+        guard buffer.readableBytes >= fixedHeader + length else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: fixedHeader)
         var body = buffer.readSlice(length: length)!
         let packet = try MQTTPacket(header: header, body: &body)
         context.fireChannelRead(Self.wrapInboundOut(packet))
         return .continue
     }
 
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer,
+    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer,
                              seenEOF: Bool) throws -> DecodingState {
         while try decode(context: context, buffer: &buffer) == .continue {}
         return .needMoreData
@@ -64,12 +86,12 @@ struct MQTTFrameDecoder: ByteToMessageDecoder {
 
 extension MQTTPacket {
     /// Decodes one packet from its first byte and its `body` (exactly Remaining Length bytes).
-    init(header: UInt8, body: inout ByteBuffer) throws(MQTTSubscriberError) {
+    init(header: UInt8, body: inout ByteBuffer) throws(MQTTDecodingError) {
         let type = header >> 4
         let flags = header & 0x0F
-        func malformed(_ what: String) -> MQTTSubscriberError { .protocolError("a malformed \(what)") }
-        func requireFlags(_ expected: UInt8, _ name: String) throws(MQTTSubscriberError) {
-            guard flags == expected else { throw .protocolError("\(name) with fixed header flags \(flags)") }
+        func malformed(_ what: String) -> MQTTDecodingError { .malformed(what) }
+        func requireFlags(_ expected: UInt8, _ name: String) throws(MQTTDecodingError) {
+            guard flags == expected else { throw .reservedFlags(packet: name, flags: flags) }
         }
         switch type {
         case 2:
@@ -79,25 +101,7 @@ extension MQTTPacket {
             else { throw malformed("CONNACK") }
             self = .connack(sessionPresent: acknowledge & 1 == 1, returnCode: returnCode)
         case 3:
-            let qos = (flags >> 1) & 3
-            guard qos < 2 else {
-                throw qos == 2 ? .protocolError("a QoS 2 PUBLISH (only QoS 0 and 1 are supported)")
-                               : malformed("PUBLISH (QoS 3)")
-            }
-            guard let topicLength = body.readInteger(as: UInt16.self),
-                  let topicBytes = body.readBytes(length: Int(topicLength))
-            else { throw malformed("PUBLISH (topic)") }
-            guard let topic = String(validating: topicBytes, as: UTF8.self), !topic.isEmpty else {
-                throw malformed("PUBLISH (topic not UTF-8 or empty)")
-            }
-            var packetID: UInt16?
-            if qos > 0 {
-                guard let id = body.readInteger(as: UInt16.self), id != 0 else { throw malformed("PUBLISH (packet id)") }
-                packetID = id
-            }
-            self = .publish(MQTTMessage(topic: topic, payload: body.readBytes(length: body.readableBytes) ?? [],
-                                        packetID: packetID, qos: qos, isDuplicate: flags & 0x08 != 0,
-                                        isRetained: flags & 0x01 != 0))
+            self = .publish(MQTTMessage(publishFlags: flags, body: &body))
         case 4:
             try requireFlags(0, "PUBACK")
             guard body.readableBytes == 2, let id = body.readInteger(as: UInt16.self) else { throw malformed("PUBACK") }
@@ -120,7 +124,33 @@ extension MQTTPacket {
             guard body.readableBytes == 0 else { throw malformed("PINGRESP") }
             self = .pingresp
         default:
-            throw .protocolError("a packet of type \(type), which a broker does not send to a subscriber")
+            throw .unexpectedType(type)
+        }
+    }
+}
+
+/// Why bytes from the broker are not a packet the subscriber reads: the stream cannot be read on, and the
+/// connection fails with it, as ``MQTTSubscriberError/protocolError(_:)`` and this description. (A PUBLISH that
+/// cannot be read but whose length is sound is no error: it is delivered refused, ``MQTTRefusal``.)
+package enum MQTTDecodingError: Error, Equatable, CustomStringConvertible {
+    /// The Remaining Length's fourth byte has its continuation bit set (MQTT 3.1.1 section 2.2.3 allows four).
+    case remainingLengthTooLong
+    /// A Remaining Length above the decoder's maximum.
+    case packetTooLarge(remainingLength: Int, maximum: Int)
+    /// Fixed header flags other than those the packet type requires (section 2.2.2).
+    case reservedFlags(packet: String, flags: UInt8)
+    /// A body too short, too long, or with a value the packet cannot hold; the string names the packet and part.
+    case malformed(String)
+    /// A packet type a broker does not send to a client (CONNECT, SUBSCRIBE, …, or the reserved 0 and 15).
+    case unexpectedType(UInt8)
+
+    package var description: String {
+        switch self {
+        case .remainingLengthTooLong: "a Remaining Length longer than 4 bytes"
+        case .packetTooLarge(let length, let maximum): "a packet of \(length) bytes, more than the \(maximum) accepted"
+        case .reservedFlags(let packet, let flags): "\(packet) with fixed header flags \(flags)"
+        case .malformed(let what): "a malformed \(what)"
+        case .unexpectedType(let type): "a packet of type \(type), which a broker does not send to a subscriber"
         }
     }
 }

@@ -12,7 +12,7 @@ import Glibc
 /// The ingest's MQTT subscriber against a real Mosquitto, and against a fake peer that sends malformed packets.
 @Suite("MQTTSubscriber", .enabled(if: Mosquitto.isAvailable), .timeLimit(.minutes(3)))
 struct MQTTSubscriberTests {
-    typealias Messages = AsyncThrowingStream<MQTTMessage, any Error>.AsyncIterator
+    typealias Messages = MQTTMessages.Iterator
 
     @Test("subscribes at QoS 1; 1,000 messages arrive in order, each with a packet id, and are acknowledged")
     func thousandMessagesInOrder() async throws {
@@ -22,21 +22,23 @@ struct MQTTSubscriberTests {
                                                               clientID: "ingest-thousand", cleanSession: true)
             #expect(subscriber.sessionPresent == false)
             #expect(try await subscriber.subscribe("fleet/+/fix", qos: 1) == 1)
-            var messages = subscriber.messages.makeAsyncIterator()
-            let lines = (1...1000).map { "fix \($0)" }
-            try await publish(lines, port: broker.port)
-            var received: [MQTTMessage] = []
-            while received.count < lines.count {
-                let batch = try await receive(50, from: &messages)
-                received += batch
-                subscriber.acknowledge(batch.compactMap(\.packetID))
+            try await subscriber.receive { inbound in
+                var messages = inbound.messages.makeAsyncIterator()
+                let lines = (1...1000).map { "fix \($0)" }
+                try await publish(lines, port: broker.port)
+                var received: [MQTTMessage] = []
+                while received.count < lines.count {
+                    let batch = try await receive(50, from: &messages)
+                    received += batch
+                    await inbound.acknowledge(batch.compactMap(\.packetID))
+                }
+                #expect(received.map(\.text) == lines)
+                #expect(received.allSatisfy { $0.topic == "fleet/r1/fix" && $0.qos == 1 && $0.packetID != nil })
+                #expect(received.allSatisfy { !$0.isDuplicate && !$0.isRetained })
+                await subscriber.disconnect()
+                // After DISCONNECT the stream ends without an error.
+                #expect(try await messages.next() == nil)
             }
-            #expect(received.map(\.text) == lines)
-            #expect(received.allSatisfy { $0.topic == "fleet/r1/fix" && $0.qos == 1 && $0.packetID != nil })
-            #expect(received.allSatisfy { !$0.isDuplicate && !$0.isRetained })
-            await subscriber.disconnect()
-            // After DISCONNECT the stream ends without an error.
-            #expect(try await messages.next() == nil)
         }
     }
 
@@ -53,12 +55,14 @@ struct MQTTSubscriberTests {
 
             let second = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest")
             #expect(second.sessionPresent == true)
-            var messages = second.messages.makeAsyncIterator()
-            let received = try await receive(50, from: &messages)
-            #expect(received.map(\.text) == lines)
-            #expect(received.allSatisfy { $0.qos == 1 && $0.packetID != nil })
-            second.acknowledge(received.compactMap(\.packetID))
-            await second.disconnect()
+            try await second.receive { inbound in
+                var messages = inbound.messages.makeAsyncIterator()
+                let received = try await receive(50, from: &messages)
+                #expect(received.map(\.text) == lines)
+                #expect(received.allSatisfy { $0.qos == 1 && $0.packetID != nil })
+                await inbound.acknowledge(received.compactMap(\.packetID))
+                await second.disconnect()
+            }
         }
     }
 
@@ -67,35 +71,62 @@ struct MQTTSubscriberTests {
         try await withBroker { broker in
             let first = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest")
             try await first.subscribe("fleet/+/fix", qos: 1)
-            var messages = first.messages.makeAsyncIterator()
             let lines = (1...50).map { "fix \($0)" }
-            try await publish(lines, port: broker.port)
-            let received = try await receive(50, from: &messages)
-            #expect(received.map(\.text) == lines)
-            first.acknowledge(received.prefix(30).compactMap(\.packetID))
-            // The broker reads in order: once this SUBACK is back, it has handled the 30 PUBACKs.
-            try await first.subscribe("fleet/sync", qos: 1)
-            await first.closeWithoutDisconnect()
-            await #expect(throws: MQTTSubscriberError.connectionClosed) { try await messages.next() }
+            try await first.receive { inbound in
+                var messages = inbound.messages.makeAsyncIterator()
+                try await publish(lines, port: broker.port)
+                let received = try await receive(50, from: &messages)
+                #expect(received.map(\.text) == lines)
+                await inbound.acknowledge(received.prefix(30).compactMap(\.packetID))
+                // The broker reads in order: once this SUBACK is back, it has handled the 30 PUBACKs.
+                try await first.subscribe("fleet/sync", qos: 1)
+                await first.closeWithoutDisconnect()
+                await #expect(throws: MQTTSubscriberError.connectionClosed) { try await messages.next() }
+            }
 
             let second = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest")
             #expect(second.sessionPresent == true)
-            var again = second.messages.makeAsyncIterator()
-            try await publish(["end"], port: broker.port)
-            var redelivered: [MQTTMessage] = []
-            while true {
-                let message = try #require(try await again.next())
-                if message.text == "end" {
-                    #expect(message.isDuplicate == false)
-                    second.acknowledge(message.packetID.map { [$0] } ?? [])
-                    break
+            try await second.receive { inbound in
+                var again = inbound.messages.makeAsyncIterator()
+                try await publish(["end"], port: broker.port)
+                var redelivered: [MQTTMessage] = []
+                while true {
+                    let message = try #require(try await again.next())
+                    if message.text == "end" {
+                        #expect(message.isDuplicate == false)
+                        await inbound.acknowledge(message.packetID.map { [$0] } ?? [])
+                        break
+                    }
+                    redelivered.append(message)
                 }
-                redelivered.append(message)
+                #expect(redelivered.map(\.text) == Array(lines.suffix(20)))
+                #expect(redelivered.allSatisfy { $0.isDuplicate && $0.packetID != nil })
+                await inbound.acknowledge(redelivered.compactMap(\.packetID))
+                await second.disconnect()
             }
-            #expect(redelivered.map(\.text) == Array(lines.suffix(20)))
-            #expect(redelivered.allSatisfy { $0.isDuplicate && $0.packetID != nil })
-            second.acknowledge(redelivered.compactMap(\.packetID))
-            await second.disconnect()
+        }
+    }
+
+    @Test("a 2 MB QoS 1 PUBLISH comes unread, with its packet id to acknowledge; the next message follows on the same connection")
+    func oversizedPublish() async throws {
+        try await withBroker { broker in
+            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port,
+                                                              clientID: "ingest-oversized", cleanSession: true)
+            try await subscriber.subscribe("fleet/+/fix", qos: 1)
+            try await subscriber.receive { inbound in
+                var messages = inbound.messages.makeAsyncIterator()
+                try FleetFaultTests.publish(port: broker.port, topic: "fleet/big/fix",
+                                            bytes: [UInt8](repeating: UInt8(ascii: "x"), count: 2_000_000))
+                try await publish(["valid"], port: broker.port)
+                let refused = try #require(try await messages.next())
+                #expect(refused.topic == "fleet/big/fix" && refused.payload.isEmpty && refused.packetID != nil)
+                #expect(refused.refusal == .tooLarge(remainingLength: 2_000_017))
+                await inbound.acknowledge(refused.packetID.map { [$0] } ?? [])
+                let valid = try #require(try await messages.next())
+                #expect(valid.text == "valid")
+                await inbound.acknowledge(valid.packetID.map { [$0] } ?? [])
+                await subscriber.disconnect()
+            }
         }
     }
 
@@ -122,14 +153,17 @@ struct MQTTSubscriberTests {
             let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: broker.port, clientID: "ingest")
             try await subscriber.subscribe("fleet/+/fix", qos: 1)
             try await publish(["before"], port: broker.port)
-            var messages = subscriber.messages.makeAsyncIterator()
-            #expect(try await messages.next()?.text == "before")
-            await broker.kill()
-            await #expect(throws: MQTTSubscriberError.connectionClosed) {
-                while try await messages.next() != nil {}
-            }
-            await #expect(throws: MQTTSubscriberError.connectionClosed) {
-                try await subscriber.subscribe("fleet/other", qos: 1)
+            try await subscriber.receive { inbound in
+                var messages = inbound.messages.makeAsyncIterator()
+                let before = try await messages.next()
+                #expect(before?.text == "before")
+                await broker.kill()
+                await #expect(throws: MQTTSubscriberError.connectionClosed) {
+                    while try await messages.next() != nil {}
+                }
+                await #expect(throws: MQTTSubscriberError.connectionClosed) {
+                    try await subscriber.subscribe("fleet/other", qos: 1)
+                }
             }
         }
     }
@@ -156,19 +190,21 @@ struct MQTTSubscriberTests {
                                                               caFile: path("ca.pem"))
             #expect(try await subscriber.subscribe("fleet/+/fix", qos: 1) == 1)
             try await publish(["over TLS"], port: broker.port)
-            var messages = subscriber.messages.makeAsyncIterator()
-            let message = try #require(try await messages.next())
-            #expect(message.text == "over TLS")
-            subscriber.acknowledge(message.packetID.map { [$0] } ?? [])
-            await subscriber.disconnect()
+            try await subscriber.receive { inbound in
+                var messages = inbound.messages.makeAsyncIterator()
+                let message = try #require(try await messages.next())
+                #expect(message.text == "over TLS")
+                await inbound.acknowledge(message.packetID.map { [$0] } ?? [])
+                await subscriber.disconnect()
 
-            do {
-                _ = try await MQTTSubscriber.connect(host: "127.0.0.1", port: tlsPort, clientID: "ingest",
-                                                     caFile: path("other-ca.pem"))
-                Issue.record("connected to a server whose certificate the CA did not sign")
-            } catch let error as MQTTSubscriberError {
-                guard case .io(let what) = error else { Issue.record("\(error)"); return }
-                #expect(what.contains("TLS"))
+                do {
+                    _ = try await MQTTSubscriber.connect(host: "127.0.0.1", port: tlsPort, clientID: "ingest",
+                                                         caFile: path("other-ca.pem"))
+                    Issue.record("connected to a server whose certificate the CA did not sign")
+                } catch let error as MQTTSubscriberError {
+                    guard case .io(let what) = error else { Issue.record("\(error)"); return }
+                    #expect(what.contains("TLS"))
+                }
             }
         }
     }
@@ -178,13 +214,15 @@ struct MQTTSubscriberTests {
         try await withFakePeer(sending: [0x20, 0x02, 0x00, 0x00]) { port in
             let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest",
                                                               keepAlive: 1)
-            var messages = subscriber.messages.makeAsyncIterator()
-            do {
-                while try await messages.next() != nil {}
-                Issue.record("the stream ended without an error")
-            } catch let error as MQTTSubscriberError {
-                guard case .timedOut(let what) = error else { Issue.record("\(error)"); return }
-                #expect(what.contains("PINGRESP"))
+            try await subscriber.receive { inbound in
+                var messages = inbound.messages.makeAsyncIterator()
+                do {
+                    while try await messages.next() != nil {}
+                    Issue.record("the stream ended without an error")
+                } catch let error as MQTTSubscriberError {
+                    guard case .timedOut(let what) = error else { Issue.record("\(error)"); return }
+                    #expect(what.contains("PINGRESP"))
+                }
             }
         }
     }
@@ -202,8 +240,9 @@ struct MQTTSubscriberTests {
 
     @Test("malformed packets before CONNACK: a protocol error, no crash", arguments: [
         ([0x30, 0x80, 0x80, 0x80, 0x80, 0x01], "Remaining Length longer than 4 bytes"),
-        ([0x30, 0xFF, 0xFF, 0xFF, 0x7F], "more than"),
+        ([0x90, 0xFF, 0xFF, 0xFF, 0x7F], "more than"),
         ([0x20, 0x03, 0x00, 0x00, 0x00], "malformed CONNACK"),
+        ([0x30, 0x03, 0x00, 0x01, 0x61], "PUBLISH before CONNACK"),
         ([0x90, 0x03, 0x00, 0x01, 0x01], "SUBACK before CONNACK"),
     ] as [([UInt8], String)])
     func malformedBeforeConnack(bytes: [UInt8], expected: String) async throws {
@@ -218,26 +257,52 @@ struct MQTTSubscriberTests {
         }
     }
 
-    @Test("a malformed packet after CONNACK: the messages stream ends with a protocol error", arguments: [
-        ([0x30, 0x03, 0x00, 0x10, 0x61], "malformed PUBLISH (topic)"),  // topic longer than the packet
-        ([0x34, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01], "QoS 2"),
-        ([0x32, 0x05, 0x00, 0x01, 0x61, 0x00, 0x00], "packet id"),  // QoS 1 with packet id 0
+    @Test("a packet after CONNACK that makes the stream unreadable: the messages stream ends with a protocol error",
+          arguments: [
         ([0x30, 0x80, 0x80, 0x80, 0x80, 0x01], "Remaining Length longer than 4 bytes"),
+        ([0x90, 0xFF, 0xFF, 0xFF, 0x7F], "more than"),  // a SUBACK of 256 MB
+        ([0x92, 0x03, 0x00, 0x01, 0x01], "SUBACK with fixed header flags 2"),
     ] as [([UInt8], String)])
     func malformedAfterConnack(bytes: [UInt8], expected: String) async throws {
         // A good CONNACK, a good QoS 0 PUBLISH to `t` ("ok"), then the malformed packet.
         let prefix: [UInt8] = [0x20, 0x02, 0x00, 0x00, 0x30, 0x05, 0x00, 0x01, 0x74, 0x6F, 0x6B]
         try await withFakePeer(sending: prefix + bytes) { port in
             let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest")
-            var messages = subscriber.messages.makeAsyncIterator()
-            let first = try #require(try await messages.next())
-            #expect(first.topic == "t" && first.text == "ok" && first.qos == 0 && first.packetID == nil)
-            do {
-                while try await messages.next() != nil {}
-                Issue.record("the stream ended without an error")
-            } catch let error as MQTTSubscriberError {
-                guard case .protocolError(let what) = error else { Issue.record("\(error)"); return }
-                #expect(what.contains(expected))
+            try await subscriber.receive { inbound in
+                var messages = inbound.messages.makeAsyncIterator()
+                let first = try #require(try await messages.next())
+                #expect(first.topic == "t" && first.text == "ok" && first.qos == 0 && first.packetID == nil)
+                do {
+                    while try await messages.next() != nil {}
+                    Issue.record("the stream ended without an error")
+                } catch let error as MQTTSubscriberError {
+                    guard case .protocolError(let what) = error else { Issue.record("\(error)"); return }
+                    #expect(what.contains(expected))
+                }
+            }
+        }
+    }
+
+    @Test("a PUBLISH malformed within a sound length comes refused, with its packet id if it has one; the stream goes on",
+          arguments: [
+        ([0x30, 0x03, 0x00, 0x10, 0x61], nil, "PUBLISH (topic)"),  // topic longer than the packet
+        ([0x34, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01], nil, "QoS 2"),
+        ([0x32, 0x05, 0x00, 0x01, 0x61, 0x00, 0x00], nil, "packet id"),  // QoS 1 with packet id 0
+        ([0x32, 0x05, 0x00, 0x01, 0xFF, 0x00, 0x07], 7, "not UTF-8"),
+    ] as [([UInt8], UInt16?, String)])
+    func malformedPublishAfterConnack(bytes: [UInt8], packetID: UInt16?, expected: String) async throws {
+        // A good CONNACK, the malformed PUBLISH, then a good QoS 0 PUBLISH to `t` ("ok").
+        let connack: [UInt8] = [0x20, 0x02, 0x00, 0x00], good: [UInt8] = [0x30, 0x05, 0x00, 0x01, 0x74, 0x6F, 0x6B]
+        try await withFakePeer(sending: connack + bytes + good) { port in
+            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest")
+            try await subscriber.receive { inbound in
+                var messages = inbound.messages.makeAsyncIterator()
+                let refused = try #require(try await messages.next())
+                guard case .malformed(let what) = refused.refusal else { Issue.record("\(refused)"); return }
+                #expect(what.contains(expected) && refused.packetID == packetID && refused.payload.isEmpty)
+                let next = try #require(try await messages.next())
+                #expect(next.topic == "t" && next.text == "ok" && next.refusal == nil)
+                await subscriber.disconnect()
             }
         }
     }
