@@ -52,9 +52,12 @@ public final class Mosquitto: @unchecked Sendable {
     ///   - extraConfiguration: More lines for `mosquitto.conf`.
     ///   - tls: A second listener, on ``tlsPort``, speaking TLS with this CA, certificate and key (PEM files, e.g.
     ///     from ``makeCertificates(in:ipAddress:)``); the same users.
+    ///   - acl: The text of an ACL file (`acl_file`, e.g. `Samples/Fleet/acl`): which user may read and write which
+    ///     topics. Nil: every client may read and write everything.
     public static func start(users: [String: String] = [:], maxInflight: Int = 1000, saveOnEveryChange: Bool = false,
                              extraConfiguration: [String] = [],
-                             tls: (caFile: String, certFile: String, keyFile: String)? = nil) async throws -> Mosquitto {
+                             tls: (caFile: String, certFile: String, keyFile: String)? = nil,
+                             acl: String? = nil) async throws -> Mosquitto {
         let directory = try makeServerDirectory("mosquitto")
         var lastError: (any Error)?
         for _ in 0..<3 {
@@ -62,7 +65,7 @@ public final class Mosquitto: @unchecked Sendable {
                                    tlsPort: tls == nil ? nil : freeLoopbackPort())
             do {
                 try broker.writeConfiguration(maxInflight: maxInflight, saveOnEveryChange: saveOnEveryChange,
-                                              extra: extraConfiguration, tls: tls)
+                                              extra: extraConfiguration, tls: tls, acl: acl)
                 try await broker.restart()
                 return broker
             } catch {
@@ -74,7 +77,7 @@ public final class Mosquitto: @unchecked Sendable {
     }
 
     private func writeConfiguration(maxInflight: Int, saveOnEveryChange: Bool, extra: [String],
-                                    tls: (caFile: String, certFile: String, keyFile: String)?) throws {
+                                    tls: (caFile: String, certFile: String, keyFile: String)?, acl: String?) throws {
         var lines = [
             "listener \(port) 127.0.0.1",
             // Run as whoever started it (as root, mosquitto would otherwise become the user `mosquitto`).
@@ -104,6 +107,11 @@ public final class Mosquitto: @unchecked Sendable {
             }
             lines += ["allow_anonymous false", "password_file \(passwords)"]
         }
+        if let acl {
+            let file = directory.appendingPathComponent("acl")
+            try acl.write(to: file, atomically: true, encoding: .utf8)
+            lines.append("acl_file \(file.path)")
+        }
         lines += extra
         if let tls, let tlsPort {
             // Last: cafile, certfile and keyfile belong to the listener before them.
@@ -124,8 +132,9 @@ public final class Mosquitto: @unchecked Sendable {
     }
 
     /// Makes a CA and a server certificate it signed for `ipAddress` (its CN and its only subjectAltName), with
-    /// `openssl`, in `directory`: PEM files for ``start(users:maxInflight:saveOnEveryChange:extraConfiguration:tls:)``
-    /// and for a client's CA file. Each call makes a new CA, so two calls give two CAs that do not trust each other.
+    /// `openssl`, in `directory`: PEM files for
+    /// ``start(users:maxInflight:saveOnEveryChange:extraConfiguration:tls:acl:)`` and for a client's CA file. Each
+    /// call makes a new CA, so two calls give two CAs that do not trust each other.
     public static func makeCertificates(in directory: URL, ipAddress: String = "127.0.0.1") throws
         -> (caFile: String, certFile: String, keyFile: String) {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
