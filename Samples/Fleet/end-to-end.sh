@@ -56,7 +56,8 @@ pids+=($!)
 disown
 wait_for_port "$mqtt_port"
 
-# The database: a cluster of its own, PostGIS installed (fleet-ingest creates the extension and the table).
+# The database: a cluster of its own, PostGIS installed (fleet-ingest --prepare, as its owner, makes the extension and
+# the table).
 pg_port=$(free_port)
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 pg_ctl=$bin/pg_ctl
@@ -69,6 +70,8 @@ $as_postgres "$pg_ctl" -D "$work/db" -l "$work/db/postgres.log" -w \
     -o "-p $pg_port -c listen_addresses=127.0.0.1 -k $work/db" start > /dev/null
 database=postgresql://postgres@127.0.0.1:$pg_port/postgres
 
+"$FLEET_BIN/fleet-ingest" --prepare --database "$database" > "$work/prepare.log" 2>&1 \
+    || { cat "$work/prepare.log" >&2; exit 1; }
 setsid "$FLEET_BIN/fleet-ingest" --broker "mqtt://127.0.0.1:$mqtt_port" --database "$database" \
     > "$work/ingest.log" 2>&1 &
 pids+=($!)

@@ -1,59 +1,8 @@
-public import FleetCore
+import FleetCore
 public import Logging
 public import CoreMetrics
-public import GPSDLocation
-import Synchronization
-
-/// How an ``Ingest`` reaches its broker and batches its writes.
-public struct IngestConfiguration: Sendable {
-    /// The broker, with the user name and password to log in with.
-    public var broker: BrokerAddress
-    /// The certificate authorities to verify a TLS broker by (PEM); nil: the system's. Given for an `mqtt://`
-    /// broker, it turns TLS on.
-    public var caFile: String?
-    /// The MQTT client id: the broker keeps this client's session (its subscription and every message not yet
-    /// acknowledged) while it is away, under this name. Two ingests must not share one.
-    public var clientID = "fleet-ingest"
-    /// What it subscribes to.
-    public var topicFilter = FleetTopic.allFixes
-    /// Rows written in one statement, at most.
-    public var batchSize = 1000
-    /// MQTT keepalive.
-    public var keepAlive: Duration = .seconds(30)
-    /// When to try again after the broker or the database failed: 0.5 s doubling to 30 s, ±50 %, for ever. The
-    /// broker's delay starts over only once a connection proves good: a fix it brought is committed, or it held for
-    /// ``provenAfter``. A broker that accepts the subscription and then drops the connection at once is retried
-    /// ever more slowly.
-    public var reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(30), jitter: 0.5)
-
-    /// How long a connection must hold to prove good when it brings no fix (an idle fleet).
-    public var provenAfter: Duration = .seconds(10)
-
-    public init(broker: BrokerAddress) {
-        self.broker = broker
-    }
-
-    var tlsCAFile: String? {
-        if let caFile { return caFile }
-        return broker.usesTLS ? "/etc/ssl/certs/ca-certificates.crt" : nil
-    }
-}
-
-/// What an ``Ingest`` has done.
-public struct IngestStatistics: Sendable, Equatable {
-    /// Messages received (again after a redelivery).
-    public var received: Int64 = 0
-    /// Rows written.
-    public var stored: Int64 = 0
-    /// Fixes already stored (sent again after a lost acknowledgement or a restart), not written twice.
-    public var duplicates: Int64 = 0
-    /// Messages refused, by ``FleetRejection/reason`` (and `malformed_publish` for a PUBLISH that cannot be read).
-    public var rejected: [String: Int64] = [:]
-    /// Connections the broker accepted.
-    public var connections = 0
-    /// Times fixes of one vehicle came from two queues at once: two uplinks running as that vehicle.
-    public var concurrentQueues: Int64 = 0
-}
+import GPSDLocation
+import GPSDSystem
 
 /// The server's end of the fleet: it subscribes to every vehicle's fixes (`fleet/+/fix`) at QoS 1 with a persistent
 /// session and writes them to PostgreSQL with PostGIS (``FixStore``), acknowledging each message only once its row
@@ -80,8 +29,8 @@ public struct IngestStatistics: Sendable, Equatable {
 public final class Ingest: Sendable {
     public let configuration: IngestConfiguration
     public let store: FixStore
-    private let logger: Logger
-    private let shared = Mutex(Shared())
+    let logger: Logger
+    private let shared = Locked(Shared())
     private let metrics: IngestMetrics
 
     private struct Shared {
@@ -98,22 +47,30 @@ public final class Ingest: Sendable {
         self.metrics = IngestMetrics(factory: metricsFactory ?? MetricsSystem.factory)
     }
 
+    /// Counts a database outage.
+    func countOutage() { shared.withLock { $0.statistics.databaseOutages += 1 } }
+
     /// What it has done so far.
     public var statistics: IngestStatistics { shared.withLock { $0.statistics } }
 
-    /// Prepares the database (``FixStore/prepare()``), then receives and stores fixes until the task is cancelled,
-    /// reconnecting to the broker for ever and retrying the database with backoff. The store's ``FixStore/run()``
-    /// must be running.
+    /// Checks the database (``FixStore/check()``: prepared by an owner, this role granted INSERT and SELECT), then
+    /// receives and stores fixes until the task is cancelled, reconnecting to the broker for ever and retrying the
+    /// database with backoff. A database not ready is told once and checked again until it is (an owner may run
+    /// `fleet-ingest --prepare` meanwhile). The store's ``FixStore/run()`` must be running.
     public func run() async throws {
         var failures = 0
+        var told: String?
         while true {
             do {
-                try await store.prepare()
+                try await store.check()
+                if told != nil { logger.notice("the database is ready") }
                 break
             } catch {
                 try Task.checkCancellation()
                 failures += 1
-                logger.error("database not ready: \(String(reflecting: error))")
+                let reason = "\(error)"
+                if told != reason { logger.error("database not ready (checked again until it is): \(reason)") }
+                told = reason
                 try await Task.sleep(for: delay(afterFailures: failures))
             }
         }
@@ -129,7 +86,7 @@ public final class Ingest: Sendable {
                 throw CancellationError()
             } catch {
                 try Task.checkCancellation()
-                logger.warning("broker \(configuration.broker): \(error)")
+                logger.warning("broker \(configuration.broker.address): \(error)")
             }
             // A SUBACK proves nothing: a broker may drop every connection right after it (a message it cannot
             // deliver, another client with the same id).
@@ -139,16 +96,17 @@ public final class Ingest: Sendable {
         }
     }
 
-    private func delay(afterFailures failures: Int) -> Duration {
-        configuration.reconnectPolicy.delay(afterFailures: failures, unit: Double.random(in: 0..<1))
+    func delay(afterFailures failures: Int) -> Duration {
+        configuration.broker.reconnectPolicy.delay(afterFailures: failures, unit: Double.random(in: 0..<1))
     }
 
     /// One connection to the broker, until it ends; `provenGood` is called when a fix it brought is committed.
     private func session(provenGood: () -> Void) async throws {
         let subscriber = try await MQTTSubscriber.connect(
-            host: configuration.broker.host, port: configuration.broker.port, clientID: configuration.clientID,
-            cleanSession: false, username: configuration.broker.username, password: configuration.broker.password,
-            caFile: configuration.tlsCAFile, keepAlive: UInt16(clamping: configuration.keepAlive.components.seconds),
+            host: configuration.broker.address.host, port: configuration.broker.address.port,
+            clientID: configuration.clientID, cleanSession: false, username: configuration.broker.address.username,
+            password: configuration.broker.address.password, caFile: configuration.broker.tlsCAFile,
+            keepAlive: UInt16(clamping: configuration.broker.keepAlive.components.seconds),
             maximumBatchSize: configuration.batchSize)
         do {
             let granted = try await subscriber.subscribe(configuration.topicFilter, qos: 1)
@@ -156,7 +114,7 @@ public final class Ingest: Sendable {
                 throw IngestError.subscriptionRefused("\(configuration.topicFilter) granted QoS \(granted), not 1")
             }
             shared.withLock { $0.statistics.connections += 1 }
-            logger.info("subscribed to \(configuration.topicFilter) on \(configuration.broker)")
+            logger.info("subscribed to \(configuration.topicFilter) on \(configuration.broker.address)")
             try await subscriber.receive { inbound in
                 for try await batch in inbound.batches {
                     if try await ingest(batch, from: inbound) > 0 { provenGood() }
@@ -187,19 +145,7 @@ public final class Ingest: Sendable {
                 refused.append(Refusal(error))
             }
         }
-        var failures = 0
-        var written = 0
-        while !fixes.isEmpty {
-            do {
-                written = try await store.insert(fixes)
-                break
-            } catch {
-                try Task.checkCancellation()
-                failures += 1
-                logger.error("database: \(String(reflecting: error)); \(fixes.count) fixes kept unacknowledged")
-                try await Task.sleep(for: delay(afterFailures: failures))
-            }
-        }
+        let written = fixes.isEmpty ? 0 : try await storeRetrying(fixes)
         await inbound.acknowledge(batch.compactMap(\.packetID))
         let now = ContinuousClock.now
         let (firstOfReason, notices) = shared.withLock { state -> ([Refusal], [VehicleQueues.Notice]) in

@@ -10,7 +10,7 @@ public import FleetCore
 /// ```
 public struct BrokerOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The broker: mqtt://[user[:password]@]host[:port] or mqtts://…", valueName: "url"))
-    public var broker: String
+    public var broker: String?
 
     @Option(help: ArgumentHelp("Verify the broker's TLS certificate by these CAs (PEM); turns TLS on", valueName: "file"))
     public var tlsCa: String?
@@ -22,6 +22,10 @@ public struct BrokerOptions: ParsableArguments {
     public init() {}
 
     public func validate() throws {
+        guard let broker else {
+            if passwordFile != nil || tlsCa != nil { throw ValidationError("--password-file and --tls-ca go with --broker") }
+            return
+        }
         let address: BrokerAddress
         do { address = try BrokerAddress(parsing: broker) } catch { throw ValidationError(error.description) }
         if passwordFile != nil, address.username == nil {
@@ -30,7 +34,9 @@ public struct BrokerOptions: ParsableArguments {
     }
 
     /// The broker's configuration: the address as given, its password from `--password-file` when given, the CAs.
+    /// Throws a `ValidationError` when there is no `--broker`.
     public func configuration() throws -> BrokerConfiguration {
+        guard let broker else { throw ValidationError("Missing expected argument '--broker <url>'") }
         var address = try BrokerAddress(parsing: broker)
         if let passwordFile { address.password = try readSecret(fromFile: passwordFile) }
         var configuration = BrokerConfiguration(address: address)

@@ -61,6 +61,7 @@ struct FleetUplinkCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard VehicleID.isValid(vehicle) else { throw ValidationError("\(FleetError.invalidVehicle(vehicle))") }
+        guard broker.broker != nil else { throw ValidationError("Missing expected argument '--broker <url>'") }
         if replay == nil {
             do { _ = try GPSDServer(parsing: gpsd) } catch { throw ValidationError("--gpsd: \(error)") }
         }

@@ -59,6 +59,10 @@ struct BrokerACLTests {
                 }
                 try FleetRecording.write(count: 20, to: directory.appendingPathComponent("drive.json"))
 
+                let prepare = try FleetProducts.ingest(["--prepare", "--database", database.url()],
+                                                       output: path("prepare.log"))
+                programs.append(prepare)
+                try #require(await prepare.waitForExit(timeout: .seconds(120)) == 0, "\(prepare.output)")
                 let ingest = try FleetProducts.ingest(
                     ["--broker", broker.url(user: "ingest"), "--password-file", path("ingest.password"),
                      "--database", database.url()], output: path("ingest.log"))

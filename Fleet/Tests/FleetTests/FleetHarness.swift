@@ -17,6 +17,7 @@ final class FleetHarness: @unchecked Sendable {
     private var processes: [ServerProcess] = []
     /// The CA of the broker's TLS listener (``Mosquitto/tlsPort``), when it has one.
     private(set) var caFile: String?
+    private var prepared = false
     private let lock = NSLock()
 
     private init(broker: Mosquitto, database: PostgreSQL, directory: URL) {
@@ -72,12 +73,27 @@ final class FleetHarness: @unchecked Sendable {
         return path(name)
     }
 
-    /// Starts fleet-ingest on this fleet's broker and database, and waits until it has subscribed (its session at
-    /// the broker exists from then on, so nothing published later is lost to it).
+    /// Runs `fleet-ingest --prepare` as the database's owner (once: later calls do nothing): the table, and the
+    /// grants to `roles`.
+    func prepareDatabase(grantingTo roles: [String] = []) async throws {
+        guard lock.withLock({ !prepared }) else { return }
+        let process = try FleetProducts.ingest(["--prepare", "--database", database.url()]
+                                                   + roles.flatMap { ["--grant-to", $0] },
+                                               output: path("prepare-\(UUID().uuidString.prefix(8)).log"))
+        guard await process.waitForExit(timeout: .seconds(120)) == 0 else {
+            throw ServerError("fleet-ingest --prepare failed: \(process.output)")
+        }
+        lock.withLock { prepared = true }
+    }
+
+    /// Starts fleet-ingest on this fleet's broker and database (prepared first, by its owner), and waits until it
+    /// has subscribed (its session at the broker exists from then on, so nothing published later is lost to it).
     @discardableResult
-    func startIngest(_ extra: [String] = [], broker url: String? = nil) async throws -> ServerProcess {
+    func startIngest(_ extra: [String] = [], broker url: String? = nil, database databaseURL: String? = nil)
+        async throws -> ServerProcess {
+        try await prepareDatabase()
         let process = try FleetProducts.ingest(
-            ["--broker", url ?? broker.url(), "--database", database.url()] + extra,
+            ["--broker", url ?? broker.url(), "--database", databaseURL ?? database.url()] + extra,
             output: path("ingest-\(UUID().uuidString.prefix(8)).log"))
         lock.withLock { processes.append(process) }
         try await waitUntil("fleet-ingest has subscribed") {

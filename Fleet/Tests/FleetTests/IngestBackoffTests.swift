@@ -29,13 +29,16 @@ struct IngestBackoffTests {
             let logger = Logger(label: "IngestBackoffTests", factory: { _ in SwiftLogNoOpLogHandler() })
             let store = try FixStore(url: database.url(database: "fleet"), logger: logger)
             var configuration = IngestConfiguration(broker: BrokerAddress(host: "127.0.0.1", port: UInt16(port)))
-            configuration.reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .seconds(10),
-                                                            jitter: 0)
+            configuration.broker.reconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(50),
+                                                                   maximumDelay: .seconds(10), jitter: 0)
             let ingest = Ingest(configuration: configuration, store: store, logger: logger)
             var times: [ContinuousClock.Instant] = []
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await store.run() }
-                group.addTask { _ = try? await ingest.run() }  // until cancelled
+                group.addTask {   // until cancelled
+                    try? await store.prepare()
+                    _ = try? await ingest.run()
+                }
                 for await time in connections {
                     times.append(time)
                     if times.count == 6 { break }
