@@ -150,8 +150,9 @@ public final class FixStore: Sendable {
     public func check() async throws {
         let query: PostgresQuery = """
             SELECT to_regclass('fixes') IS NOT NULL,
-                   EXISTS (SELECT 1 FROM pg_attribute
-                           WHERE attrelid = to_regclass('fixes') AND attname = 'queue' AND NOT attisdropped),
+                   EXISTS (SELECT 1 FROM pg_index i
+                           JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+                           WHERE i.indrelid = to_regclass('fixes') AND i.indisprimary AND a.attname = 'queue'),
                    COALESCE(has_table_privilege(to_regclass('fixes'), 'INSERT'), false),
                    COALESCE(has_table_privilege(to_regclass('fixes'), 'SELECT'), false)
             """

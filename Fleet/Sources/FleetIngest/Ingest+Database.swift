@@ -9,14 +9,11 @@ extension Ingest {
     /// left waiting past ``IngestConfiguration/databaseSilence``) is told once, with what is held, and its end once.
     func storeRetrying(_ fixes: [FleetMessage]) async throws -> Int {
         var failures = 0
-        var outage: ContinuousClock.Instant?
         func tell(_ reason: String) {
-            guard outage == nil else { return }
-            outage = .now
-            countOutage()
+            guard outageBegan(at: .now) else { return }
             logger.error("""
                 the database \(reason): holding \(fixes.count) fixes unacknowledged (the broker keeps the rest), \
-                trying until it takes them
+                trying until it takes them (told once)
                 """)
         }
         while true {
@@ -24,10 +21,8 @@ extension Ingest {
                 let written = try await insert(fixes) {
                     tell("has not answered for \(configuration.databaseSilence.secondsText)")
                 }
-                if let outage {
-                    logger.notice("""
-                        the database took the \(fixes.count) fixes held, after \(outage.duration(to: .now).secondsText)
-                        """)
+                if let since = outageEnded() {
+                    logger.notice("the database took the \(fixes.count) fixes held, after \(since.duration(to: .now).secondsText)")
                 }
                 return written
             } catch {

@@ -37,6 +37,8 @@ public final class Ingest: Sendable {
         var statistics = IngestStatistics()
         var reasonsLogged: Set<String> = []
         var queues = VehicleQueues()
+        /// When the database outage being told began (told once, across batches, until the database takes one).
+        var outageSince: ContinuousClock.Instant?
     }
 
     public init(configuration: IngestConfiguration, store: FixStore, logger: Logger = Logger(label: "fleet-ingest"),
@@ -47,8 +49,23 @@ public final class Ingest: Sendable {
         self.metrics = IngestMetrics(factory: metricsFactory ?? MetricsSystem.factory)
     }
 
-    /// Counts a database outage.
-    func countOutage() { shared.withLock { $0.statistics.databaseOutages += 1 } }
+    /// A database outage began at `instant`: whether it is news (none was told before it ended).
+    func outageBegan(at instant: ContinuousClock.Instant) -> Bool {
+        shared.withLock { state in
+            guard state.outageSince == nil else { return false }
+            state.outageSince = instant
+            state.statistics.databaseOutages += 1
+            return true
+        }
+    }
+
+    /// The database took a batch: when the outage told began, if one was.
+    func outageEnded() -> ContinuousClock.Instant? {
+        shared.withLock { state in
+            defer { state.outageSince = nil }
+            return state.outageSince
+        }
+    }
 
     /// What it has done so far.
     public var statistics: IngestStatistics { shared.withLock { $0.statistics } }
@@ -68,7 +85,7 @@ public final class Ingest: Sendable {
             } catch {
                 try Task.checkCancellation()
                 failures += 1
-                let reason = "\(error)"
+                let reason = String(reflecting: error)
                 if told != reason { logger.error("database not ready (checked again until it is): \(reason)") }
                 told = reason
                 try await Task.sleep(for: delay(afterFailures: failures))
@@ -109,12 +126,17 @@ public final class Ingest: Sendable {
             keepAlive: UInt16(clamping: configuration.broker.keepAlive.components.seconds),
             maximumBatchSize: configuration.batchSize)
         do {
-            let granted = try await subscriber.subscribe(configuration.topicFilter, qos: 1)
-            guard granted == 1 else {
-                throw IngestError.subscriptionRefused("\(configuration.topicFilter) granted QoS \(granted), not 1")
+            // A session the broker kept has the subscription, and may hold a backlog that comes at once, ahead of a
+            // SUBACK: subscribing again would wait for a SUBACK behind messages nobody reads yet.
+            if !subscriber.sessionPresent {
+                let granted = try await subscriber.subscribe(configuration.topicFilter, qos: 1)
+                guard granted == 1 else {
+                    throw IngestError.subscriptionRefused("\(configuration.topicFilter) granted QoS \(granted), not 1")
+                }
             }
             shared.withLock { $0.statistics.connections += 1 }
-            logger.info("subscribed to \(configuration.topicFilter) on \(configuration.broker.address)")
+            let kept = subscriber.sessionPresent ? " (the broker's session kept)" : ""
+            logger.info("subscribed to \(configuration.topicFilter) on \(configuration.broker.address)\(kept)")
             try await subscriber.receive { inbound in
                 for try await batch in inbound.batches {
                     if try await ingest(batch, from: inbound) > 0 { provenGood() }
@@ -148,8 +170,11 @@ public final class Ingest: Sendable {
         let written = fixes.isEmpty ? 0 : try await storeRetrying(fixes)
         await inbound.acknowledge(batch.compactMap(\.packetID))
         let now = ContinuousClock.now
+        // Only batches of new fixes tell which queues are sending: a redelivery (after a lost acknowledgement) brings
+        // old fixes again, which would look like two queues taking turns.
+        let fresh = written == fixes.count ? fixes : []
         let (firstOfReason, notices) = shared.withLock { state -> ([Refusal], [VehicleQueues.Notice]) in
-            let notices = fixes.compactMap { state.queues.saw($0.vehicle, queue: $0.queue?.rawValue ?? "", now: now) }
+            let notices = fresh.compactMap { state.queues.saw($0.vehicle, queue: $0.queue?.rawValue ?? "", now: now) }
             for case .twoUplinks in notices { state.statistics.concurrentQueues += 1 }
             state.statistics.received += Int64(batch.count)
             state.statistics.stored += Int64(written)
