@@ -168,149 +168,8 @@ struct MQTTSubscriberTests {
         }
     }
 
-    @Test("TLS: a server certificate from the given CA is accepted; one from another CA is refused")
-    func tls() async throws {
-        let directory = try makeServerDirectory("tls")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = { (name: String) in directory.appendingPathComponent(name).path }
-        try await makeCertificateAuthority(path("ca"))
-        try await makeCertificateAuthority(path("other-ca"))
-        try await run("/usr/bin/openssl", ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                                           "-keyout", path("server.key"), "-out", path("server.csr"),
-                                           "-subj", "/CN=fleet broker"])
-        try "subjectAltName=IP:127.0.0.1\n".write(toFile: path("san.cnf"), atomically: true, encoding: .utf8)
-        try await run("/usr/bin/openssl", ["x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"),
-                                           "-CAkey", path("ca.key"), "-CAcreateserial", "-days", "1",
-                                           "-extfile", path("san.cnf"), "-out", path("server.pem")])
-        let tlsPort = freeLoopbackPort()
-        let extra = ["listener \(tlsPort) 127.0.0.1", "cafile \(path("ca.pem"))", "certfile \(path("server.pem"))",
-                     "keyfile \(path("server.key"))"]
-        try await withBroker(extraConfiguration: extra) { broker in
-            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: tlsPort, clientID: "ingest",
-                                                              caFile: path("ca.pem"))
-            #expect(try await subscriber.subscribe("fleet/+/fix", qos: 1) == 1)
-            try await publish(["over TLS"], port: broker.port)
-            try await subscriber.receive { inbound in
-                var messages = inbound.messages.makeAsyncIterator()
-                let message = try #require(try await messages.next())
-                #expect(message.text == "over TLS")
-                await inbound.acknowledge(message.packetID.map { [$0] } ?? [])
-                await subscriber.disconnect()
-
-                do {
-                    _ = try await MQTTSubscriber.connect(host: "127.0.0.1", port: tlsPort, clientID: "ingest",
-                                                         caFile: path("other-ca.pem"))
-                    Issue.record("connected to a server whose certificate the CA did not sign")
-                } catch let error as MQTTSubscriberError {
-                    guard case .io(let what) = error else { Issue.record("\(error)"); return }
-                    #expect(what.contains("TLS"))
-                }
-            }
-        }
-    }
-
-    @Test("no PINGRESP by the next keepalive tick: the stream ends with a time-out")
-    func keepAliveTimeOut() async throws {
-        try await withFakePeer(sending: [0x20, 0x02, 0x00, 0x00]) { port in
-            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest",
-                                                              keepAlive: 1)
-            try await subscriber.receive { inbound in
-                var messages = inbound.messages.makeAsyncIterator()
-                do {
-                    while try await messages.next() != nil {}
-                    Issue.record("the stream ended without an error")
-                } catch let error as MQTTSubscriberError {
-                    guard case .timedOut(let what) = error else { Issue.record("\(error)"); return }
-                    #expect(what.contains("PINGRESP"))
-                }
-            }
-        }
-    }
-
-    @Test("nothing listening: an I/O error")
-    func nothingListening() async throws {
-        let port = freeLoopbackPort()
-        do {
-            _ = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest")
-            Issue.record("connected to a closed port")
-        } catch {
-            guard case .io = error else { Issue.record("\(error)"); return }
-        }
-    }
-
-    @Test("malformed packets before CONNACK: a protocol error, no crash", arguments: [
-        ([0x30, 0x80, 0x80, 0x80, 0x80, 0x01], "Remaining Length longer than 4 bytes"),
-        ([0x90, 0xFF, 0xFF, 0xFF, 0x7F], "more than"),
-        ([0x20, 0x03, 0x00, 0x00, 0x00], "malformed CONNACK"),
-        ([0x30, 0x03, 0x00, 0x01, 0x61], "PUBLISH before CONNACK"),
-        ([0x90, 0x03, 0x00, 0x01, 0x01], "SUBACK before CONNACK"),
-    ] as [([UInt8], String)])
-    func malformedBeforeConnack(bytes: [UInt8], expected: String) async throws {
-        try await withFakePeer(sending: bytes) { port in
-            do {
-                _ = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest")
-                Issue.record("connected to a peer that sent \(bytes)")
-            } catch let error as MQTTSubscriberError {
-                guard case .protocolError(let what) = error else { Issue.record("\(error)"); return }
-                #expect(what.contains(expected))
-            }
-        }
-    }
-
-    @Test("a packet after CONNACK that makes the stream unreadable: the messages stream ends with a protocol error",
-          arguments: [
-        ([0x30, 0x80, 0x80, 0x80, 0x80, 0x01], "Remaining Length longer than 4 bytes"),
-        ([0x90, 0xFF, 0xFF, 0xFF, 0x7F], "more than"),  // a SUBACK of 256 MB
-        ([0x92, 0x03, 0x00, 0x01, 0x01], "SUBACK with fixed header flags 2"),
-    ] as [([UInt8], String)])
-    func malformedAfterConnack(bytes: [UInt8], expected: String) async throws {
-        // A good CONNACK, a good QoS 0 PUBLISH to `t` ("ok"), then the malformed packet.
-        let prefix: [UInt8] = [0x20, 0x02, 0x00, 0x00, 0x30, 0x05, 0x00, 0x01, 0x74, 0x6F, 0x6B]
-        try await withFakePeer(sending: prefix + bytes) { port in
-            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest")
-            try await subscriber.receive { inbound in
-                var messages = inbound.messages.makeAsyncIterator()
-                let first = try #require(try await messages.next())
-                #expect(first.topic == "t" && first.text == "ok" && first.qos == 0 && first.packetID == nil)
-                do {
-                    while try await messages.next() != nil {}
-                    Issue.record("the stream ended without an error")
-                } catch let error as MQTTSubscriberError {
-                    guard case .protocolError(let what) = error else { Issue.record("\(error)"); return }
-                    #expect(what.contains(expected))
-                }
-            }
-        }
-    }
-
-    @Test("a PUBLISH malformed within a sound length comes refused, with its packet id if it has one; the stream goes on",
-          arguments: [
-        ([0x30, 0x03, 0x00, 0x10, 0x61], nil, "PUBLISH (topic)"),  // topic longer than the packet
-        ([0x34, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01], nil, "QoS 2"),
-        ([0x32, 0x05, 0x00, 0x01, 0x61, 0x00, 0x00], nil, "packet id"),  // QoS 1 with packet id 0
-        ([0x32, 0x05, 0x00, 0x01, 0xFF, 0x00, 0x07], 7, "not UTF-8"),
-    ] as [([UInt8], UInt16?, String)])
-    func malformedPublishAfterConnack(bytes: [UInt8], packetID: UInt16?, expected: String) async throws {
-        // A good CONNACK, the malformed PUBLISH, then a good QoS 0 PUBLISH to `t` ("ok").
-        let connack: [UInt8] = [0x20, 0x02, 0x00, 0x00], good: [UInt8] = [0x30, 0x05, 0x00, 0x01, 0x74, 0x6F, 0x6B]
-        try await withFakePeer(sending: connack + bytes + good) { port in
-            let subscriber = try await MQTTSubscriber.connect(host: "127.0.0.1", port: port, clientID: "ingest")
-            try await subscriber.receive { inbound in
-                var messages = inbound.messages.makeAsyncIterator()
-                let refused = try #require(try await messages.next())
-                guard case .malformed(let what) = refused.refusal else { Issue.record("\(refused)"); return }
-                #expect(what.contains(expected) && refused.packetID == packetID && refused.payload.isEmpty)
-                let next = try #require(try await messages.next())
-                #expect(next.topic == "t" && next.text == "ok" && next.refusal == nil)
-                await subscriber.disconnect()
-            }
-        }
-    }
-
-    // MARK: Helpers
-
     /// Runs `body` with a fresh broker, stopped (and its directory removed) afterwards.
-    private func withBroker(users: [String: String] = [:], maxInflight: Int = 1000,
+    func withBroker(users: [String: String] = [:], maxInflight: Int = 1000,
                             extraConfiguration: [String] = [],
                             _ body: (Mosquitto) async throws -> Void) async throws {
         let broker = try await Mosquitto.start(users: users, maxInflight: maxInflight,
@@ -326,7 +185,7 @@ struct MQTTSubscriberTests {
 
     /// Publishes each of `lines` as a QoS 1 message to `topic` with `mosquitto_pub -l`, which exits once the broker
     /// has acknowledged them all.
-    private func publish(_ lines: [String], port: UInt16, topic: String = "fleet/r1/fix") async throws {
+    func publish(_ lines: [String], port: UInt16, topic: String = "fleet/r1/fix") async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
         process.arguments = ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic, "-l"]
@@ -343,7 +202,7 @@ struct MQTTSubscriberTests {
     }
 
     /// A self-signed certificate authority: `prefix.pem` and `prefix.key`.
-    private func makeCertificateAuthority(_ prefix: String) async throws {
+    func makeCertificateAuthority(_ prefix: String) async throws {
         try await run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
                                            "-nodes", "-days", "1", "-subj", "/CN=fleet test CA",
                                            "-addext", "basicConstraints=critical,CA:TRUE",
@@ -352,7 +211,7 @@ struct MQTTSubscriberTests {
     }
 
     /// Runs `executable` and expects it to exit with status 0.
-    private func run(_ executable: String, _ arguments: [String]) async throws {
+    func run(_ executable: String, _ arguments: [String]) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -367,7 +226,7 @@ struct MQTTSubscriberTests {
     }
 
     /// The next `count` messages.
-    private func receive(_ count: Int, from messages: inout Messages) async throws -> [MQTTMessage] {
+    func receive(_ count: Int, from messages: inout Messages) async throws -> [MQTTMessage] {
         var received: [MQTTMessage] = []
         while received.count < count {
             received.append(try #require(try await messages.next(), "the stream ended after \(received.count)"))
@@ -376,7 +235,7 @@ struct MQTTSubscriberTests {
     }
 
     /// Runs `body` with the port of a loopback listener that sends `bytes` to whoever connects, then stays silent.
-    private func withFakePeer(sending bytes: [UInt8], _ body: (UInt16) async throws -> Void) async throws {
+    func withFakePeer(sending bytes: [UInt8], _ body: (UInt16) async throws -> Void) async throws {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
